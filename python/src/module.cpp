@@ -1,0 +1,19 @@
+// The extension module cuplug._core: one init_<area>() per file.
+#include "common.hpp"
+
+PYBIND11_MODULE(_core, m) {
+  using namespace cuplug::python;
+  m.doc() = "cuplug's C++ core: driver objects, memory, launch, backends";
+  init_errors(m);
+  init_enums(m);
+  init_device(m);
+  init_context(m);
+  init_stream(m);
+  init_memory(m);
+  init_host_memory(m);
+  init_memcpy(m);
+  init_module(m);
+  init_launch(m);
+  init_backends(m);
+  init_compiler(m);
+}
