@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaProfiler.h>
 
 #include <string>
 
@@ -46,11 +47,15 @@ namespace cuplug {
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuOccupancyMaxPotentialBlockSize)              \
   X(cuProfilerStart) X(cuProfilerStop)
 
+// Deprecated entry points (shared-memory bank config) stay for PyCUDA compatibility.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct driver_api {
 #define CUPLUG_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   CUPLUG_DRIVER_FUNCTIONS(CUPLUG_DRIVER_MEMBER)
 #undef CUPLUG_DRIVER_MEMBER
 };
+#pragma GCC diagnostic pop
 
 // The loaded driver. The first call opens $CUPLUG_CUDA_DRIVER or libcuda.so.1; if that fails it
 // throws cuda_error(CUDA_ERROR_NO_DEVICE) saying which library was tried and why it failed, and

@@ -1,0 +1,98 @@
+// The allocator's public door: argument checks, statistics, foreign-exception translation.
+#include <cuplug/allocator.hpp>
+
+#include "foreign_exceptions.hpp"
+
+#include <cstdio>
+
+namespace cuplug {
+
+const char *to_string(memory_kind kind) noexcept {
+  switch (kind) {
+  case memory_kind::device: return "device";
+  case memory_kind::managed: return "managed";
+  case memory_kind::pinned_host: return "pinned_host";
+  case memory_kind::host: return "host";
+  }
+  return "unknown";
+}
+
+std::uintptr_t allocator::allocate(std::size_t bytes, CUstream stream) {
+  if (bytes == 0) return 0;
+  std::uintptr_t p = 0;
+  try {
+    p = do_allocate(bytes, stream);
+  } catch (const std::bad_alloc &) {
+    ++failures_;
+    throw out_of_memory("allocator::allocate", bytes, in_use_.load(), do_bytes_held(), 0,
+                        "allocator '" + backend_name() + "'");
+  } catch (...) {
+    ++failures_;
+    detail::rethrow_as_core_error(*this, "allocator", "allocate");
+  }
+  if (p == 0) {
+    ++failures_;
+    throw plugin_error("allocator '" + backend_name() + "' returned a null pointer for " +
+                       std::to_string(bytes) + " bytes instead of raising out of memory");
+  }
+  ++allocations_;
+  const std::size_t now = in_use_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::size_t peak = peak_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+  return p;
+}
+
+void allocator::deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) noexcept {
+  if (ptr == 0) return;
+  ++deallocations_;
+  in_use_.fetch_sub(bytes, std::memory_order_relaxed);
+  try {
+    do_deallocate(ptr, bytes, stream);
+  } catch (const std::exception &e) {
+    ++failures_;
+    std::fprintf(stderr, "cuplug WARNING: allocator '%s' failed to free %zu bytes at 0x%zx: %s\n",
+                 backend_name().c_str(), bytes, static_cast<std::size_t>(ptr), e.what());
+  } catch (...) {
+    ++failures_;
+    std::fprintf(stderr, "cuplug WARNING: allocator '%s' failed to free %zu bytes at 0x%zx\n",
+                 backend_name().c_str(), bytes, static_cast<std::size_t>(ptr));
+  }
+}
+
+allocator_stats allocator::stats() const {
+  allocator_stats s;
+  s.bytes_in_use = in_use_.load();
+  s.peak_bytes = peak_.load();
+  s.bytes_held = do_bytes_held();
+  s.allocations = allocations_.load();
+  s.deallocations = deallocations_.load();
+  s.failures = failures_.load();
+  return s;
+}
+
+std::size_t allocator::free_held() {
+  try {
+    return do_free_held();
+  } catch (...) {
+    detail::rethrow_as_core_error(*this, "allocator", "free_held");
+  }
+}
+
+std::size_t allocator::trim(std::size_t keep_bytes) {
+  try {
+    return do_trim(keep_bytes);
+  } catch (...) {
+    detail::rethrow_as_core_error(*this, "allocator", "trim");
+  }
+}
+
+std::size_t allocator::do_free_held() {
+  throw not_supported("allocator '" + backend_name() + "' holds no memory to free");
+}
+
+std::size_t allocator::do_trim(std::size_t) {
+  throw not_supported("allocator '" + backend_name() + "' cannot trim");
+}
+
+} // namespace cuplug

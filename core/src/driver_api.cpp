@@ -1,0 +1,129 @@
+// Opens the CUDA driver at run time and fills the entry-point table through cuGetProcAddress.
+#include <cuplug/driver_api.hpp>
+#include <cuplug/errors.hpp>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+namespace cuplug {
+namespace {
+
+using get_proc_address_fn = CUresult (*)(const char *, void **, int, cuuint64_t,
+                                         CUdriverProcAddressQueryResult *);
+
+struct driver_state {
+  driver_api api;
+  get_proc_address_fn get_proc = nullptr;
+  bool ok = false;
+  std::string library;   // what was opened, or tried
+  std::string problem;   // why it is unusable; empty when ok
+};
+
+driver_state &state() {
+  // Never destroyed: driver calls may come from destructors during process exit.
+  static driver_state *s = new driver_state;
+  return *s;
+}
+
+void load(driver_state &s) {
+  const char *env = std::getenv("CUPLUG_CUDA_DRIVER");
+  s.library = (env && *env) ? env : "libcuda.so.1";
+  // The driver stays loaded for the life of the process (no dlclose): objects freed at exit
+  // still call into it.
+  void *handle = dlopen(s.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *why = dlerror();
+    s.problem = "the CUDA driver library '" + s.library + "' could not be loaded (" +
+                (why ? why : "unknown reason") +
+                "). Install the NVIDIA driver, or set CUPLUG_CUDA_DRIVER to the full path of "
+                "libcuda.so.1";
+    return;
+  }
+  s.get_proc = reinterpret_cast<get_proc_address_fn>(dlsym(handle, "cuGetProcAddress_v2"));
+  if (!s.get_proc) {
+    s.problem = "the CUDA driver library '" + s.library +
+                "' has no cuGetProcAddress_v2: it is older than CUDA 12.0; cuplug needs a "
+                "driver for CUDA 13 (R580 or newer)";
+    return;
+  }
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(s.get_proc), &info) && info.dli_fname)
+    s.library = info.dli_fname;
+#define CUPLUG_DRIVER_FETCH(name)                                                                  \
+  {                                                                                                \
+    void *p = nullptr;                                                                             \
+    CUdriverProcAddressQueryResult found{};                                                        \
+    if (s.get_proc(#name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) ==               \
+            CUDA_SUCCESS &&                                                                        \
+        found == CU_GET_PROC_ADDRESS_SUCCESS)                                                      \
+      s.api.name = reinterpret_cast<decltype(s.api.name)>(p);                                      \
+  }
+  CUPLUG_DRIVER_FUNCTIONS(CUPLUG_DRIVER_FETCH)
+#undef CUPLUG_DRIVER_FETCH
+  if (!s.api.cuInit || !s.api.cuDriverGetVersion) {
+    s.problem = "the CUDA driver library '" + s.library +
+                "' does not provide cuInit for CUDA " + std::to_string(CUDA_VERSION / 1000) +
+                "; update the NVIDIA driver";
+    return;
+  }
+  s.ok = true;
+}
+
+driver_state &loaded() {
+  static std::once_flag once;
+  auto &s = state();
+  std::call_once(once, [&] { load(s); });
+  return s;
+}
+
+} // namespace
+
+const driver_api &driver() {
+  auto &s = loaded();
+  if (!s.ok) throw cuda_error("cuInit", CUDA_ERROR_NO_DEVICE, s.problem);
+  return s.api;
+}
+
+bool driver_available() noexcept {
+  try {
+    return loaded().ok;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string driver_library_description() {
+  auto &s = loaded();
+  return s.ok ? s.library : s.problem;
+}
+
+void *driver_symbol(const char *name, int cuda_version) {
+  auto &s = loaded();
+  if (!s.ok) return nullptr;
+  void *p = nullptr;
+  CUdriverProcAddressQueryResult found{};
+  if (s.get_proc(name, &p, cuda_version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+      found != CU_GET_PROC_ADDRESS_SUCCESS)
+    return nullptr;
+  return p;
+}
+
+void check(CUresult result, const char *routine) {
+  if (result != CUDA_SUCCESS) {
+    if (result == CUDA_ERROR_OUT_OF_MEMORY) throw out_of_memory(routine, 0, 0, 0, 0);
+    throw cuda_error(routine, result);
+  }
+}
+
+namespace detail {
+void throw_missing_entry(const char *name) {
+  driver(); // a missing driver explains itself first
+  throw not_supported(std::string(name) + " is not provided by the CUDA driver '" +
+                      driver_library_description() + "'; update the NVIDIA driver");
+}
+} // namespace detail
+
+} // namespace cuplug
