@@ -125,5 +125,7 @@ void init_module(py::module_ &m);
 void init_launch(py::module_ &m);
 void init_backends(py::module_ &m);
 void init_compiler(py::module_ &m);
+void init_pools(py::module_ &m);
+void init_python_allocators(py::module_ &m);
 
 } // namespace cuplug::python

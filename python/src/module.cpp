@@ -16,4 +16,6 @@ PYBIND11_MODULE(_core, m) {
   init_launch(m);
   init_backends(m);
   init_compiler(m);
+  init_pools(m);
+  init_python_allocators(m);
 }
