@@ -62,6 +62,9 @@ void load(driver_state &s) {
       s.api.name = reinterpret_cast<decltype(s.api.name)>(p);                                      \
   }
   CUPLUG_DRIVER_FUNCTIONS(CUPLUG_DRIVER_FETCH)
+#define CUPLUG_DRIVER_FETCH_AS(name, prototype) CUPLUG_DRIVER_FETCH(name)
+  CUPLUG_DRIVER_FUNCTIONS_CUDA13(CUPLUG_DRIVER_FETCH_AS)
+#undef CUPLUG_DRIVER_FETCH_AS
 #undef CUPLUG_DRIVER_FETCH
   if (!s.api.cuInit || !s.api.cuDriverGetVersion) {
     s.problem = "the CUDA driver library '" + s.library +

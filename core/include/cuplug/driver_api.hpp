@@ -17,7 +17,7 @@ namespace cuplug {
   X(cuDeviceCanAccessPeer) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)               \
   X(cuDevicePrimaryCtxGetState) X(cuDeviceGetDefaultMemPool)                                      \
   X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuCtxGetCurrent)        \
-  X(cuCtxSetCurrent) X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuCtxSetLimit) X(cuCtxGetLimit)      \
+  X(cuCtxSetCurrent) X(cuCtxSetLimit) X(cuCtxGetLimit)      \
   X(cuCtxSetCacheConfig) X(cuCtxGetCacheConfig) X(cuCtxSetSharedMemConfig)                        \
   X(cuCtxGetSharedMemConfig) X(cuCtxGetApiVersion) X(cuCtxEnablePeerAccess)                       \
   X(cuCtxDisablePeerAccess) X(cuCtxGetFlags)                                                      \
@@ -50,10 +50,19 @@ namespace cuplug {
 // Deprecated entry points (shared-memory bank config) stay for PyCUDA compatibility.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+// Entry points whose CUDA 13 form (what cuGetProcAddress returns for CUDA_VERSION 13000) takes
+// one more argument than cuda.h's unsuffixed prototype: the table holds the CUDA 13 form.
+// Pass nullptr as the context to act on the current one.
+#define CUPLUG_DRIVER_FUNCTIONS_CUDA13(X)                                                          \
+  X(cuCtxSynchronize, cuCtxSynchronize_v2) X(cuCtxGetDevice, cuCtxGetDevice_v2)
+
 struct driver_api {
 #define CUPLUG_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   CUPLUG_DRIVER_FUNCTIONS(CUPLUG_DRIVER_MEMBER)
 #undef CUPLUG_DRIVER_MEMBER
+#define CUPLUG_DRIVER_MEMBER_AS(name, prototype) decltype(&::prototype) name = nullptr;
+  CUPLUG_DRIVER_FUNCTIONS_CUDA13(CUPLUG_DRIVER_MEMBER_AS)
+#undef CUPLUG_DRIVER_MEMBER_AS
 };
 #pragma GCC diagnostic pop
 
