@@ -1,0 +1,42 @@
+"""Python-side memory helpers of cuplug.driver (PyCUDA's driver.py ones): whole-buffer copies."""
+
+import numpy as np
+
+from ._core import mem_alloc, memcpy_dtoh, memcpy_htod
+
+__all__ = ["mem_alloc_like", "to_device", "from_device", "from_device_like"]
+
+
+def mem_alloc_like(ary, stream=None):
+    """Device memory of ``ary.nbytes`` bytes (uninitialised)."""
+    return mem_alloc(ary.nbytes, stream)
+
+
+def to_device(bf_obj, stream=None):
+    """A new DeviceAllocation holding a copy of the buffer ``bf_obj``.
+
+    Non-contiguous buffers are copied in C order, as ``memoryview(bf_obj).tobytes()`` lays them out.
+    """
+    view = memoryview(bf_obj)
+    if not view.contiguous:
+        view = memoryview(view.tobytes())
+    result = mem_alloc(view.nbytes, stream)
+    if view.nbytes:
+        memcpy_htod(result, view)
+    return result
+
+
+def from_device(devptr, shape, dtype, order="C"):
+    """A new ndarray of ``shape``/``dtype`` filled from device memory at ``devptr``."""
+    result = np.empty(shape, dtype, order)
+    if result.nbytes:
+        memcpy_dtoh(result, devptr)
+    return result
+
+
+def from_device_like(devptr, other_ary):
+    """A new ndarray shaped like ``other_ary`` filled from device memory at ``devptr``."""
+    result = np.empty_like(other_ary)
+    if result.nbytes:
+        memcpy_dtoh(result, devptr)
+    return result
