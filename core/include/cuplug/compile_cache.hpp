@@ -1,0 +1,169 @@
+// The compile cache: compiled images kept in memory per request and on disk per content key.
+#pragma once
+
+#include <cuplug/compiler.hpp>
+#include <cuplug/registry.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cuplug {
+
+// Bumped when the entry layout or the key recipe changes; older entries then simply miss.
+inline constexpr std::uint32_t compile_cache_format_version = 1;
+
+// Lowercase hex SHA-256 of `data` (the key and entry checksum hash; exposed for tests).
+std::string sha256_hex(std::string_view data);
+
+// "sm_90a", "compute_90", "lto_90", "90", "9.0" -> {90, "a"}. Throws config_error otherwise.
+// (Shared by the compiler plugins and the Python layer so that every spelling means the same.)
+struct gpu_arch {
+  int number = 0;
+  std::string suffix; // "", "a" (arch-specific) or "f" (family)
+};
+gpu_arch parse_arch(const std::string &text);
+
+// The arch to compile for a device of `device_arch` (e.g. 90) with a compiler that supports
+// `supported` (ascending): the device's own when supported, else the highest supported one below
+// it (`clamped`). When that is of an older major version no cubin of it loads on the device, so
+// `use_ptx` asks for PTX, which the driver compiles for the device. Throws config_error when the
+// device is older than every supported arch, or `supported` is empty.
+struct arch_choice {
+  int arch = 0;
+  bool clamped = false;
+  bool use_ptx = false;
+};
+arch_choice choose_arch(int device_arch, const std::vector<int> &supported,
+                        const std::string &compiler_id = "the compiler");
+
+// A user header the source includes, as it was when the key was made.
+struct included_header {
+  std::string name; // path relative to the include dir it was found in
+  std::string path; // where it was read from
+  std::string content;
+  long long mtime_ns = 0;
+  long long size = 0;
+};
+
+// Headers reachable from `source` through #include lines that resolve in `include_dirs`
+// (searched in order; quoted includes of a header first look next to that header). Headers
+// found nowhere in those dirs (the toolkit's, the system's) are not listed: the compiler
+// version covers them. Computed includes (#include MACRO) cannot be followed.
+std::vector<included_header> find_included_headers(const std::string &source,
+                                                   const std::vector<std::string> &include_dirs);
+
+// User include dirs of a request: request.include_dirs, then -I / --include-path options.
+std::vector<std::string> user_include_dirs(const compile_request &request);
+
+// Options as they enter the key: trimmed, empty ones dropped, split flag/value pairs joined,
+// and those that cannot change the output dropped (-I dirs: the headers' content is keyed
+// instead, so moving a tree keeps its entries; --keep).
+std::vector<std::string> normalized_options(const std::vector<std::string> &options);
+
+// A compile request bound to the compiler that serves it, hashed once so that repeated lookups
+// with the same object cost no more than a hash-table probe.
+class cache_request {
+public:
+  cache_request(plugin_ptr<compiler> backend, compile_request request);
+
+  const compile_request &request() const noexcept { return request_; }
+  compiler &backend() const noexcept { return *backend_; }
+  const plugin_ptr<compiler> &backend_ptr() const noexcept { return backend_; }
+  // "<backend name> <backend version>": the compiler's part of the key.
+  const std::string &backend_id() const noexcept { return backend_id_; }
+  std::size_t hash() const noexcept { return hash_; }
+  bool same_as(const cache_request &other) const noexcept;
+
+private:
+  plugin_ptr<compiler> backend_;
+  compile_request request_;
+  std::string backend_id_;
+  std::size_t hash_ = 0;
+};
+
+// SHA-256 (hex) over: cache format version, backend name and version, arch, target format,
+// relocatable flag, normalised options, source name, source, each included user header (name and
+// content), name expressions. Reads the headers; `headers` receives them when not null.
+std::string compile_cache_key(const cache_request &request,
+                              std::vector<included_header> *headers = nullptr);
+
+// Where a compile may look and store.
+struct cache_policy {
+  bool memory = true;    // the in-process cache
+  bool disk = true;      // the on-disk cache
+  std::string directory; // empty: $CUPLUG_CACHE_DIR, else $XDG_CACHE_HOME/cuplug or ~/.cache/cuplug
+};
+
+enum class cache_hit { none, memory, disk };
+const char *to_string(cache_hit hit) noexcept;
+
+// A compiled image and where it came from. `warning`, when set, is said once per process per
+// directory (an unsafe or unusable cache directory); the Python layer turns it into a warning.
+struct cache_result {
+  std::shared_ptr<const compiled_image> image;
+  cache_hit hit = cache_hit::none;
+  std::string key;
+  std::string warning;
+};
+
+// State of one disk cache directory.
+struct disk_cache_status {
+  enum class state { usable, disabled, unsafe, unusable };
+  state state_ = state::disabled;
+  std::string directory; // root given or defaulted; entries live in <directory>/compiler-v1
+  std::string reason;    // why it is not usable
+};
+const char *to_string(disk_cache_status::state s) noexcept;
+
+// The process-wide cache. Thread-safe. CUPLUG_DISABLE_CACHE=1 (read on every compile) turns off
+// both layers. Disk entries: <root>/compiler-v1/<key>.bin, files 0600 in dirs 0700 owned by the
+// user; a directory owned by someone else or writable by group/others is not used. Entries carry
+// a magic, the format version, the key and a SHA-256 checksum; anything that does not verify is a
+// miss and gets rewritten. Writes go to a temp file renamed into place, so concurrent writers of
+// one key leave one complete entry. The disk size is capped (CUPLUG_CACHE_MAX_SIZE, default 1 GiB)
+// by evicting least recently used entries (a hit refreshes the entry's mtime).
+class compile_cache {
+public:
+  static compile_cache &instance();
+
+  // The in-memory entry for a request seen before, or null. Touches the file system only to
+  // re-check (stat) user headers the source includes; a changed header is a miss.
+  std::shared_ptr<const cache_result> find(const cache_request &request);
+
+  // Memory, then disk, then the compiler (storing in both). Throws what the compiler throws.
+  cache_result compile(const cache_request &request, const cache_policy &policy = {});
+
+  // Checks (and creates) a cache root; "" = the default root.
+  disk_cache_status disk_status(const std::string &directory = {});
+
+  void clear_memory();
+  std::size_t memory_entries() const;
+  // Removes every entry (and stray temp file) under a root; returns how many files went.
+  std::size_t clear_disk(const std::string &directory = {});
+
+  static bool disabled_by_environment();  // CUPLUG_DISABLE_CACHE set to a true value
+  static std::string default_directory(); // the root used when none is given
+  static std::size_t max_disk_bytes();    // CUPLUG_CACHE_MAX_SIZE or 1 GiB
+  static constexpr const char *entries_subdir = "compiler-v1";
+
+  ~compile_cache();
+  compile_cache(const compile_cache &) = delete;
+  compile_cache &operator=(const compile_cache &) = delete;
+
+private:
+  compile_cache();
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+// Entry file format, exposed for tests that corrupt entries on purpose.
+std::string encode_cache_entry(const std::string &key, const compiled_image &image);
+// False (and `image` untouched) when the bytes are not a complete, verified entry for `key`.
+bool decode_cache_entry(const std::string &bytes, const std::string &key, compiled_image &image);
+
+} // namespace cuplug

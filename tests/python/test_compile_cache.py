@@ -1,0 +1,265 @@
+"""The compile cache through Python: hits and misses, the environment, corruption, permissions,
+eight processes compiling one new kernel at once, and key completeness. No GPU needed."""
+
+import os
+import stat
+import subprocess
+import sys
+import time
+import uuid
+import warnings
+
+import pytest
+
+import cuplug.driver as drv
+from cuplug import compiler
+from cuplug._core import _compiler as _cc
+
+SUBDIR = _cc.entries_subdir()
+KERNEL = "__global__ void k(float *a) { a[threadIdx.x] *= 2.0f; }\n"
+
+
+def new_kernel():
+    return f"// {uuid.uuid4()}\n{KERNEL}"
+
+
+def request(source, **kw):
+    kw.setdefault("arch", "sm_90")
+    return _cc.CompileRequest(source, **kw)
+
+
+def entries(root):
+    d = root / SUBDIR
+    return sorted(d.iterdir()) if d.exists() else []
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for var in (
+        "CUPLUG_DISABLE_CACHE",
+        "PYCUDA_DISABLE_CACHE",
+        "PYCUDA_CACHE_DIR",
+        "CUPLUG_CACHE_MAX_SIZE",
+    ):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_memory_then_disk_then_compile(tmp_path):
+    source = new_kernel()
+    r = request(source)
+    first = _cc.compile(r, cache_dir=str(tmp_path))
+    assert first.hit is None and first.data[:4] == b"\x7fELF"
+    assert first.key == r.key() and len(first.key) == 64
+    second = _cc.compile(r, cache_dir=str(tmp_path))
+    assert second.hit == "memory" and second.data == first.data
+    # A request made again from the same values finds the same entry.
+    assert _cc.compile(request(source), cache_dir=str(tmp_path)).hit == "memory"
+    _cc.clear_memory_cache()
+    third = _cc.compile(r, cache_dir=str(tmp_path))
+    assert third.hit == "disk" and third.data == first.data
+    files = entries(tmp_path)
+    assert [f.name for f in files] == [first.key + ".bin"]
+    assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / SUBDIR).stat().st_mode) == 0o700
+
+
+def test_cuplug_cache_dir_and_pycuda_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUPLUG_CACHE_DIR", str(tmp_path / "env"))
+    compiler.compile(new_kernel(), arch="sm_90")
+    assert len(entries(tmp_path / "env")) == 1
+    # cache_dir= wins; cache_dir=False keeps results off disk.
+    compiler.compile(new_kernel(), arch="sm_90", cache_dir=str(tmp_path / "arg"))
+    assert len(entries(tmp_path / "arg")) == 1
+    compiler.compile(new_kernel(), arch="sm_90", cache_dir=False)
+    assert len(entries(tmp_path / "env")) == 1
+    # PyCUDA's variables: its cache dir when ours is unset, and its switch.
+    monkeypatch.delenv("CUPLUG_CACHE_DIR")
+    monkeypatch.setenv("PYCUDA_CACHE_DIR", str(tmp_path / "pycuda"))
+    compiler.compile(new_kernel(), arch="sm_90")
+    assert len(entries(tmp_path / "pycuda")) == 1
+    monkeypatch.setenv("PYCUDA_DISABLE_CACHE", "1")
+    compiler.compile(new_kernel(), arch="sm_90")
+    assert len(entries(tmp_path / "pycuda")) == 1
+
+
+def test_disable_cache_turns_both_layers_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUPLUG_DISABLE_CACHE", "1")
+    r = request(new_kernel())
+    assert _cc.compile(r, cache_dir=str(tmp_path)).hit is None
+    assert _cc.compile(r, cache_dir=str(tmp_path)).hit is None
+    assert entries(tmp_path) == []
+    monkeypatch.setenv("CUPLUG_DISABLE_CACHE", "0")
+    _cc.compile(r, cache_dir=str(tmp_path))
+    assert _cc.compile(r, cache_dir=str(tmp_path)).hit == "memory"
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
+def test_a_damaged_entry_is_a_miss_and_is_rewritten(tmp_path, damage):
+    r = request(new_kernel())
+    first = _cc.compile(r, cache_dir=str(tmp_path))
+    entry = entries(tmp_path)[0]
+    good = entry.read_bytes()
+    bad = {
+        "truncate": good[: len(good) // 2],
+        "flip": good[:100] + bytes([good[100] ^ 1]) + good[101:],
+        "empty": b"",
+        "garbage": os.urandom(len(good)),
+    }[damage]
+    entry.write_bytes(bad)
+    _cc.clear_memory_cache()
+    again = _cc.compile(r, cache_dir=str(tmp_path))
+    assert again.hit is None and again.data == first.data
+    assert entry.read_bytes() == good
+    _cc.clear_memory_cache()
+    assert _cc.compile(r, cache_dir=str(tmp_path)).hit == "disk"
+
+
+def test_a_directory_others_can_write_is_not_used(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.warns(UserWarning, match="writable by everyone") as record:
+        compiler.compile(new_kernel(), arch="sm_90", cache_dir=str(shared))
+    assert len(record) == 1 and "CUPLUG_CACHE_DIR" in str(record[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiler.compile(new_kernel(), arch="sm_90", cache_dir=str(shared))  # said once
+    assert entries(shared) == []
+    assert _cc.cache_status(str(shared))[0] == "unsafe"
+    group = tmp_path / "group"
+    group.mkdir()
+    group.chmod(0o770)
+    assert _cc.cache_status(str(group))[0] == "unsafe"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can make a directory owned by another")
+def test_a_directory_owned_by_someone_else_is_not_used(tmp_path):
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    os.chown(foreign, 4242, 4242)
+    state, root, reason = _cc.cache_status(str(foreign))
+    assert state == "unsafe" and "owned by uid 4242" in reason
+
+
+CONCURRENT = """
+import sys
+from cuplug._core import _compiler as cc
+r = cc.CompileRequest(sys.stdin.read(), arch="sm_90")
+res = cc.compile(r, cache_dir=sys.argv[1])
+print(res.key, res.hit)
+"""
+
+
+def test_eight_processes_compiling_one_new_kernel(tmp_path):
+    source = new_kernel()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CONCURRENT, str(tmp_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(8)
+    ]
+    outs = [p.communicate(source, timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    keys = {o[0].split()[0] for o in outs}
+    assert len(keys) == 1
+    key = keys.pop()
+    files = entries(tmp_path)
+    assert [f.name for f in files] == [key + ".bin"]  # one entry, no temp files left
+    _cc.clear_memory_cache()
+    res = _cc.compile(request(source), cache_dir=str(tmp_path))
+    assert res.hit == "disk" and res.key == key
+
+
+def test_keys_are_the_same_in_another_process(tmp_path):
+    (tmp_path / "h.h").write_text("#define V 1\n")
+    source = '#include "h.h"\n' + KERNEL
+    here = request(source, include_dirs=[str(tmp_path)]).key()
+    code = (
+        "import sys; from cuplug._core import _compiler as cc; "
+        "print(cc.CompileRequest(sys.argv[1], arch='sm_90', include_dirs=[sys.argv[2]]).key())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, source, str(tmp_path)], capture_output=True, text=True
+    )
+    assert out.stdout.strip() == here, out.stderr
+
+
+def test_every_ingredient_changes_the_key(tmp_path):
+    (tmp_path / "h.h").write_text("#define V 1\n")
+    base = dict(
+        source='#include "h.h"\n' + KERNEL,
+        options=["-DA=1"],
+        include_dirs=[str(tmp_path)],
+        arch="sm_90",
+        target="cubin",
+        name_expressions=["k"],
+        backend="nvrtc",
+    )
+    k0 = _cc.CompileRequest(**base).key()
+    variants = {
+        "source": dict(source=base["source"] + " "),
+        "options": dict(options=["-DA=2"]),
+        "arch": dict(arch="sm_89"),
+        "target": dict(target="ptx"),
+        "name expressions": dict(name_expressions=["k", "j"]),
+        "relocatable": dict(relocatable=True),
+        "backend": dict(backend="nvcc"),
+    }
+    for what, change in variants.items():
+        assert _cc.CompileRequest(**{**base, **change}).key() != k0, what
+    (tmp_path / "h.h").write_text("#define V 2\n")
+    assert _cc.CompileRequest(**base).key() != k0, "header content"
+    (tmp_path / "h.h").write_text("#define V 1\n")
+    assert _cc.CompileRequest(**base).key() == k0
+    # Where a header lives is not an ingredient; its content is.
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (moved / "h.h").write_text("#define V 1\n")
+    assert _cc.CompileRequest(**{**base, "include_dirs": [str(moved)]}).key() == k0
+
+
+def test_an_edited_header_is_noticed_in_the_same_process(tmp_path):
+    (tmp_path / "v.h").write_text("#define V 1.5f\n")
+    source = '#include "v.h"\n__global__ void k(float *a) { a[0] = V; }\n' + f"// {uuid.uuid4()}\n"
+    ptx = compiler.compile(source, arch="sm_90", target="ptx", include_dirs=[tmp_path])
+    assert b"0f3FC00000" in ptx or b"1069547520" in ptx  # 1.5f
+    time.sleep(0.01)
+    (tmp_path / "v.h").write_text("#define V 2.5f\n")
+    ptx = compiler.compile(source, arch="sm_90", target="ptx", include_dirs=[tmp_path])
+    assert b"0f40200000" in ptx or b"1075838976" in ptx  # 2.5f
+
+
+def test_size_cap_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUPLUG_CACHE_MAX_SIZE", "64MiB")
+    assert _cc.max_disk_bytes() == 64 << 20
+    monkeypatch.setenv("CUPLUG_CACHE_MAX_SIZE", "a lot")
+    with pytest.raises(drv.ConfigError, match="CUPLUG_CACHE_MAX_SIZE"):
+        _cc.max_disk_bytes()
+    # A cap smaller than two entries keeps only the newest.
+    monkeypatch.delenv("CUPLUG_CACHE_MAX_SIZE")
+    _cc.compile(request(new_kernel()), cache_dir=str(tmp_path))
+    size = entries(tmp_path)[0].stat().st_size
+    monkeypatch.setenv("CUPLUG_CACHE_MAX_SIZE", str(int(size * 1.5)))
+    newest = _cc.compile(request(new_kernel()), cache_dir=str(tmp_path))
+    assert [f.name for f in entries(tmp_path)] == [newest.key + ".bin"]
+
+
+def test_a_memory_hit_is_cheap():
+    r = request(new_kernel())
+    _cc.compile(r)
+    n = 2000
+    start = time.perf_counter()
+    for _ in range(n):
+        _cc.compile(r)
+    per_hit = (time.perf_counter() - start) / n
+    assert per_hit < 20e-6, f"{per_hit * 1e6:.2f} us per in-memory hit"
+
+
+def test_clear_disk_cache(tmp_path):
+    _cc.compile(request(new_kernel()), cache_dir=str(tmp_path))
+    assert _cc.clear_disk_cache(str(tmp_path)) == 1
+    assert entries(tmp_path) == []

@@ -1,0 +1,490 @@
+"""cuplug.compiler: both backends to PTX and cubin, errors with line numbers, warnings, arch
+choice and clamping, backend selection (API, environment, config file), templates, globals,
+dynamic parallelism. Tests without a marker need no GPU."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+import cuplug
+import cuplug.driver as drv
+from cuplug import compiler
+from cuplug._core import _compiler as _cc
+
+BACKENDS = ["nvrtc", "nvcc"]
+
+# The seed's kernel (PyCUDA's README example).
+DOUBLE_ARRAY = """
+__global__ void double_array(float *a, int n) {
+int idx = blockIdx.x * blockDim.x + threadIdx.x;
+if (idx < n) {
+a[idx] = a[idx] * 2.0;
+}
+}
+"""
+
+TEMPLATES = """
+template <typename T> __global__ void scale(T *a, T s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] *= s;
+}
+"""
+
+
+def stores_float(ptx, value):
+    """PTX holds a float constant as a literal (0f...) or, optimised, as its bits in a move."""
+    bits = int(np.array(value, np.float32).view(np.uint32))
+    return f"0f{bits:08X}".encode() in ptx or str(bits).encode() in ptx
+
+
+def unique(source):
+    """The source made new to every cache, so the compiler really runs."""
+    return f"// {uuid.uuid4()}\n{source}"
+
+
+def run_python(code, **env):
+    full = dict(os.environ)
+    full.update(env)
+    for k, v in env.items():
+        if v is None:
+            del full[k]
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=300
+    )
+
+
+# ---- compiling without a device --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_both_backends_compile_to_ptx_and_cubin(backend):
+    ptx = compiler.compile(DOUBLE_ARRAY, arch="sm_90", target="ptx", backend=backend)
+    assert b".entry double_array" in ptx
+    assert b".target sm_90" in ptx
+    cubin = compiler.compile(DOUBLE_ARRAY, arch="sm_90", backend=backend)
+    assert cubin[:4] == b"\x7fELF"
+    assert b"double_array" in cubin
+
+
+def test_nvcc_makes_fatbin_and_nvrtc_refuses_it():
+    fatbin = compiler.compile(DOUBLE_ARRAY, arch="sm_90", target="fatbin", backend="nvcc")
+    assert len(fatbin) > 100
+    with pytest.raises(drv.NotSupportedError, match="fatbin"):
+        compiler.compile(DOUBLE_ARRAY, arch="sm_90", target="fatbin", backend="nvrtc")
+    with pytest.raises(ValueError, match="unknown compile target 'elf'"):
+        compiler.compile(DOUBLE_ARRAY, arch="sm_90", target="elf")
+
+
+def test_the_selected_backend_is_used_by_default():
+    with cuplug.using(compiler="nvcc"):
+        _, _, name = compiler._compile(DOUBLE_ARRAY, arch="sm_90")
+    assert name == "nvcc"
+    with cuplug.using(compiler="nvrtc"):
+        _, _, name = compiler._compile(DOUBLE_ARRAY, arch="sm_90")
+    assert name == "nvrtc"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compile_error_carries_log_command_and_line_numbers(backend):
+    source = "__global__ void k(float *a) {\n  a[0] = 1;\n  undefined_thing = 2;\n}\n"
+    with pytest.raises(drv.CompileError) as info:
+        compiler.compile(unique(source), arch="sm_90", backend=backend)
+    e = info.value
+    assert e.msg.startswith(f"{backend} compilation of kernel.cu failed")
+    assert e.line_numbers == [4]  # the unique() comment is line 1
+    assert "undefined_thing" in e.log and e.stderr == e.log
+    assert "kernel.cu(4): error" in e.log
+    assert backend in str(e.command_line)
+    text = str(e)
+    assert "[errors at line 4:" in text
+    assert ">    4 |   undefined_thing = 2;" in text
+    assert "[command: " in text and "[stderr:" in text
+    assert isinstance(e, drv.Error)
+
+
+def test_line_numbers_match_the_users_source_with_and_without_extern_c():
+    source = "\n\n__global__ void k(float *a) { oops; }\n"
+    for no_extern_c in (False, True):
+        with pytest.raises(drv.CompileError) as info:
+            compiler.compile(source, arch="sm_90", no_extern_c=no_extern_c, cache_dir=False)
+        assert info.value.line_numbers == [3]
+
+
+def test_dump_source_on_error(monkeypatch):
+    monkeypatch.setenv("CUPLUG_DUMP_SOURCE_ON_ERROR", "1")
+    source = unique("__global__ void k() { nope(); }\n")
+    with pytest.raises(drv.CompileError) as info:
+        compiler.compile(source, arch="sm_90")
+    path = info.value.source_file
+    try:
+        assert f"[source written to {path}]" in str(info.value)
+        assert source in open(path).read()
+    finally:
+        os.unlink(path)
+    monkeypatch.delenv("CUPLUG_DUMP_SOURCE_ON_ERROR")
+    with pytest.raises(drv.CompileError) as info:
+        compiler.compile(source, arch="sm_90")
+    assert info.value.source_file is None and "source written" not in str(info.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_diagnostics_of_a_good_compile_warn_once(backend):
+    source = unique("#warning cuplug says hello\n__global__ void k(float *a) { a[0] = 1; }\n")
+    with pytest.warns(compiler.CompilerWarning, match="cuplug says hello") as record:
+        compiler.compile(source, arch="sm_90", backend=backend)
+    assert len([w for w in record if issubclass(w.category, compiler.CompilerWarning)]) == 1
+    assert issubclass(compiler.CompilerWarning, UserWarning)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiler.compile(source, arch="sm_90", backend=backend)  # cached: nothing to say
+
+
+def test_nvrtc_names_the_option_it_rejects():
+    with pytest.raises(drv.ConfigError, match="'--no-such-flag'"):
+        compiler.compile(DOUBLE_ARRAY, arch="sm_90", options=["--no-such-flag"], backend="nvrtc")
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="source must be a str"):
+        compiler.compile(b"__global__ void k() {}", arch="sm_90")
+    with pytest.raises(TypeError, match="options must be strings"):
+        compiler.compile(DOUBLE_ARRAY, arch="sm_90", options=[3])
+    with pytest.raises(drv.ConfigError, match="arch: 'sm_nine' is not a GPU architecture"):
+        compiler.compile(DOUBLE_ARRAY, arch="sm_nine")
+
+
+def test_default_flags_come_from_the_environment():
+    code = "from cuplug import compiler; print(compiler.DEFAULT_NVCC_FLAGS)"
+    out = run_python(code, CUPLUG_DEFAULT_NVCC_FLAGS=" -DA=1  -DB ", PYCUDA_DEFAULT_NVCC_FLAGS="-x")
+    assert out.stdout.strip() == "['-DA=1', '-DB']", out.stderr
+    out = run_python(code, CUPLUG_DEFAULT_NVCC_FLAGS=None, PYCUDA_DEFAULT_NVCC_FLAGS="-DP=2")
+    assert out.stdout.strip() == "['-DP=2']", out.stderr
+
+
+def test_default_flags_apply_when_options_is_none(monkeypatch):
+    source = unique("__global__ void k(float *a) { a[0] = VALUE; }\n")
+    monkeypatch.setattr(compiler, "DEFAULT_NVCC_FLAGS", ["-DVALUE=2.5f"])
+    ptx = compiler.compile(source, arch="sm_90", target="ptx")
+    assert stores_float(ptx, 2.5)
+    # Options given replace the defaults (PyCUDA): VALUE is then undefined.
+    with pytest.raises(drv.CompileError):
+        compiler.compile(source, arch="sm_90", options=["-DOTHER=1"])
+
+
+def test_include_dirs_and_the_cuda_headers(tmp_path):
+    (tmp_path / "scale.h").write_text("#define SCALE 6.0f\n")
+    source = (
+        '#include "scale.h"\n#include <cuda_fp16.h>\n'
+        "__global__ void k(float *a) { a[0] = SCALE; }\n"
+    )
+    for backend in BACKENDS:
+        ptx = compiler.compile(
+            source,
+            arch="sm_90",
+            target="ptx",
+            include_dirs=[tmp_path],
+            backend=backend,
+            no_extern_c=True,  # C++ headers cannot be included with C linkage
+        )
+        assert stores_float(ptx, 6.0)
+
+
+def test_cub_compiles_with_nvrtc():
+    source = """#include <cub/block/block_reduce.cuh>
+extern "C" __global__ void block_sum(const float *in, float *out) {
+  using reduce = cub::BlockReduce<float, 128>;
+  __shared__ typename reduce::TempStorage tmp;
+  float s = reduce(tmp).Sum(in[threadIdx.x]);
+  if (threadIdx.x == 0) *out = s;
+}
+"""
+    cubin = compiler.compile(source, arch="sm_90", no_extern_c=True, backend="nvrtc")
+    assert cubin[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_keep_leaves_the_compiler_output(backend, capsys):
+    compiler.compile(unique(DOUBLE_ARRAY), arch="sm_90", keep=True, backend=backend)
+    out = capsys.readouterr().out
+    assert out.startswith("*** compiler output in ")
+    kept = out.split("*** compiler output in ", 1)[1].strip()
+    try:
+        assert os.path.isfile(os.path.join(kept, "kernel.cu"))
+        assert os.path.isfile(os.path.join(kept, "kernel.cubin"))
+    finally:
+        import shutil
+
+        shutil.rmtree(kept)
+
+
+def test_nvcc_path_argument_and_setting(monkeypatch):
+    with pytest.raises(drv.ConfigError, match="/nonexistent/nvcc"):
+        compiler.compile(DOUBLE_ARRAY, arch="sm_90", backend="nvcc", nvcc="/nonexistent/nvcc")
+    import shutil
+
+    real = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    cubin = compiler.compile(unique(DOUBLE_ARRAY), arch="sm_90", backend="nvcc", nvcc=real)
+    assert cubin[:4] == b"\x7fELF"
+    # NVCC names the nvcc of a backend made from the environment.
+    out = run_python(
+        "from cuplug import compiler; compiler.compile('__global__ void k(){}', arch='sm_90', "
+        "backend='nvcc')",
+        NVCC="/nonexistent/nvcc-env",
+    )
+    assert out.returncode != 0 and "NVCC='/nonexistent/nvcc-env'" in out.stderr
+
+
+def test_nvcc_helpers():
+    assert "release" in compiler.get_nvcc_version("nvcc")
+    pre = compiler.preprocess_source("#define TWO 2\nint x = TWO;\n", [], "nvcc")
+    assert "int x = 2;" in pre
+    with pytest.raises(drv.CompileError, match="preprocessing"):
+        compiler.preprocess_source("#error boom\n", [], "nvcc")
+
+
+def test_compiles_release_the_gil():
+    source = unique(DOUBLE_ARRAY)
+    done = threading.Event()
+    thread = threading.Thread(
+        target=lambda: (compiler.compile(source, arch="sm_90", backend="nvcc"), done.set())
+    )
+    ticks = 0
+    thread.start()
+    start = time.perf_counter()
+    while not done.is_set() and time.perf_counter() - start < 60:
+        ticks += 1
+        time.sleep(0.001)
+    thread.join()
+    assert done.is_set()
+    assert ticks > 20  # nvcc takes hundreds of ms; a held GIL would starve this loop
+
+
+# ---- architecture --------------------------------------------------------------------------
+
+
+def test_no_context_and_no_arch_is_a_clear_error():
+    out = run_python(
+        "from cuplug import compiler\n"
+        "try:\n    compiler.compile('__global__ void k() {}')\n"
+        "except Exception as e:\n    print(type(e).__name__, e)\n",
+        CUPLUG_ARCH=None,
+        CUPLUG_CUDA_DRIVER="/nonexistent/libcuda.so.1",
+    )
+    assert out.stdout.startswith("LogicError"), out.stdout + out.stderr
+    assert "arch=" in out.stdout and "CUPLUG_ARCH" in out.stdout and "autoinit" in out.stdout
+
+
+def test_cuplug_arch_sets_the_target(monkeypatch):
+    monkeypatch.setenv("CUPLUG_ARCH", "sm_86")
+    assert b".target sm_86" in compiler.compile(DOUBLE_ARRAY, target="ptx")
+    monkeypatch.setenv("CUPLUG_ARCH", "8.9")
+    assert b".target sm_89" in compiler.compile(DOUBLE_ARRAY, target="ptx")
+    # arch= wins over the environment.
+    assert b".target sm_80" in compiler.compile(DOUBLE_ARRAY, arch="sm_80", target="ptx")
+    monkeypatch.setenv("CUPLUG_ARCH", "bogus")
+    with pytest.raises(drv.ConfigError, match="CUPLUG_ARCH"):
+        compiler.compile(DOUBLE_ARRAY, target="ptx")
+
+
+def test_arch_choice_helper():
+    supported = [75, 80, 86, 89, 90, 100, 120]
+    assert _cc.choose_arch(90, supported) == (90, False, False)
+    assert _cc.choose_arch(87, supported) == (86, True, False)
+    assert _cc.choose_arch(130, supported) == (120, True, True)
+    with pytest.raises(drv.ConfigError, match="older than the oldest"):
+        _cc.choose_arch(61, supported)
+    assert _cc.parse_arch("sm_90a") == (90, "a")
+    assert _cc.parse_arch("compute_86") == (86, "")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_device_newer_than_the_compiler_is_clamped_with_one_warning(backend, monkeypatch):
+    monkeypatch.delenv("CUPLUG_ARCH", raising=False)
+    monkeypatch.setattr(compiler, "_current_context", lambda: object())
+    monkeypatch.setattr(compiler, "_device_arch", lambda ctx: 990)  # no compiler knows sm_990
+    monkeypatch.setattr(compiler, "_warned_clamps", set())
+    newest = max(_cc.compiler_info(backend)[2])
+    with pytest.warns(UserWarning, match=f"cannot compile for sm_990.*compute_{newest}"):
+        result, target, _ = compiler._compile(DOUBLE_ARRAY, backend=backend, for_module=True)
+    assert target == "ptx"  # a cubin of an older major version would not load
+    assert f".target sm_{newest}".encode() in result.data
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiler._compile(DOUBLE_ARRAY, backend=backend, for_module=True)  # said once
+
+    # Same major version, newer minor: a cubin of the newest minor below it runs there.
+    monkeypatch.setattr(compiler, "_device_arch", lambda ctx: 99)
+    supported = _cc.compiler_info(backend)[2]
+    below = max(a for a in supported if a <= 99)
+    with pytest.warns(UserWarning, match=f"sm_{below} code, which runs on this device"):
+        result, target, _ = compiler._compile(DOUBLE_ARRAY, backend=backend, for_module=True)
+    assert target == "cubin" and result.data[:4] == b"\x7fELF"
+
+
+# ---- backend selection through the environment and the config file --------------------------
+
+WHICH_BACKEND = (
+    "from cuplug import compiler\n"
+    "print(compiler._compile('__global__ void k(float *a) { a[0] = 1; }', arch='sm_90')[2])\n"
+)
+
+
+def test_environment_and_config_file_select_the_backend(tmp_path):
+    out = run_python(WHICH_BACKEND, CUPLUG_COMPILER="nvcc", CUPLUG_CONFIG="")
+    assert out.stdout.strip() == "nvcc", out.stderr
+    out = run_python(WHICH_BACKEND, CUPLUG_COMPILER=None, CUPLUG_CONFIG="")
+    assert out.stdout.strip() == "nvrtc", out.stderr
+    config = tmp_path / "cuplug.toml"
+    config.write_text('[backends]\ncompiler = "nvcc"\n')
+    out = run_python(WHICH_BACKEND, CUPLUG_COMPILER=None, CUPLUG_CONFIG=str(config))
+    assert out.stdout.strip() == "nvcc", out.stderr
+    out = run_python(WHICH_BACKEND, CUPLUG_COMPILER="nvrtc", CUPLUG_CONFIG=str(config))
+    assert out.stdout.strip() == "nvrtc", out.stderr  # environment over file
+
+
+# ---- modules (a device: the real one, or the fake driver) -----------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_source_module_functions_and_lowered_names(ctx, backend):
+    mod = compiler.SourceModule(
+        TEMPLATES,
+        no_extern_c=True,
+        backend=backend,
+        name_expressions=["scale<float>", "scale<double>"],
+    )
+    assert mod.backend == backend
+    assert mod.lowered_names["scale<float>"] == "_Z5scaleIfEvPT_S0_i"
+    assert mod.get_function("scale<float>") is not None
+    assert mod.get_function("_Z5scaleIdEvPT_S0_i") is not None
+    with pytest.raises(drv.LogicError, match=r"name_expressions=\['scale<int>'\]"):
+        mod.get_function("scale<int>")
+    with pytest.raises(drv.CompileError, match="no_extern_c=True"):
+        compiler.SourceModule(TEMPLATES, backend=backend, name_expressions=["scale<float>"])
+
+
+@pytest.mark.gpu
+def test_modules_are_shared_per_context_and_compile_key(ctx):
+    a = compiler.SourceModule(DOUBLE_ARRAY)
+    b = compiler.SourceModule(DOUBLE_ARRAY)
+    assert a.module is b.module and a.key == b.key
+    c = compiler.SourceModule(DOUBLE_ARRAY, options=["-DX=1"])
+    assert c.module is not a.module
+    compiler.clear_module_cache()
+    assert compiler.SourceModule(DOUBLE_ARRAY).module is not a.module
+
+
+# ---- real kernels ---------------------------------------------------------------------------
+
+SEED_RUN = (
+    "import numpy as np\n"
+    "import cuplug.autoinit\n"
+    "import cuplug.driver as cuda\n"
+    "from cuplug.compiler import SourceModule\n"
+    "src = '''" + DOUBLE_ARRAY + "'''\n"
+    "a = np.arange(1000, dtype=np.float32) * 0.5\n"
+    "mod = SourceModule(src)\n"
+    "f = mod.get_function('double_array')\n"
+    "f(cuda.InOut(a), np.int32(a.size), block=(256, 1, 1), grid=(4, 1))\n"
+    "print(mod.backend, a.tobytes().hex())\n"
+)
+
+
+def double_on_gpu(backend):
+    a = np.arange(1000, dtype=np.float32) * 0.5
+    mod = compiler.SourceModule(DOUBLE_ARRAY, backend=backend)
+    f = mod.get_function("double_array")
+    block = 256
+    f(drv.InOut(a), np.int32(a.size), block=(block, 1, 1), grid=((a.size + block - 1) // block, 1))
+    return mod.backend, a
+
+
+@pytest.mark.real_gpu
+def test_seed_double_array_gives_identical_results_on_every_backend(ctx, tmp_path):
+    expected = np.arange(1000, dtype=np.float32)
+    results = {}
+    for backend in BACKENDS:  # chosen through the API
+        name, a = double_on_gpu(backend)
+        assert name == backend
+        results["api-" + backend] = a
+    for backend in BACKENDS:  # through the environment
+        out = run_python(SEED_RUN, CUPLUG_COMPILER=backend, CUPLUG_CONFIG="")
+        name, data = out.stdout.split()
+        assert name == backend, out.stderr
+        results["env-" + backend] = np.frombuffer(bytes.fromhex(data), np.float32)
+    config = tmp_path / "cuplug.toml"
+    config.write_text('[backends]\ncompiler = "nvcc"\n')
+    out = run_python(SEED_RUN, CUPLUG_COMPILER=None, CUPLUG_CONFIG=str(config))
+    name, data = out.stdout.split()
+    assert name == "nvcc", out.stderr
+    results["config-nvcc"] = np.frombuffer(bytes.fromhex(data), np.float32)
+    for how, a in results.items():
+        assert np.array_equal(a, expected), how
+
+
+@pytest.mark.real_gpu
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_get_global_on_constant_memory(ctx, backend):
+    mod = compiler.SourceModule(
+        """
+        __constant__ float coeffs[4];
+        __global__ void apply(float *out) { out[threadIdx.x] = coeffs[threadIdx.x] * 10.0f; }
+        """,
+        backend=backend,
+        cache_dir=False,
+    )
+    ptr, size = mod.get_global("coeffs")
+    assert size == 16
+    drv.memcpy_htod(ptr, np.array([1, 2, 3, 4], np.float32))
+    out = np.zeros(4, np.float32)
+    mod.get_function("apply")(drv.Out(out), block=(4, 1, 1), grid=(1, 1))
+    assert np.array_equal(out, [10, 20, 30, 40])
+
+
+@pytest.mark.real_gpu
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_templates_run(ctx, backend):
+    mod = compiler.SourceModule(
+        TEMPLATES,
+        no_extern_c=True,
+        backend=backend,
+        name_expressions=["scale<float>", "scale<double>"],
+    )
+    f32 = np.arange(100, dtype=np.float32)
+    f64 = np.arange(100, dtype=np.float64)
+    mod.get_function("scale<float>")(
+        drv.InOut(f32), np.float32(3), np.int32(100), block=(128, 1, 1), grid=(1, 1)
+    )
+    mod.get_function("scale<double>")(
+        drv.InOut(f64), np.float64(0.5), np.int32(100), block=(128, 1, 1), grid=(1, 1)
+    )
+    assert np.array_equal(f32, np.arange(100, dtype=np.float32) * 3)
+    assert np.array_equal(f64, np.arange(100, dtype=np.float64) * 0.5)
+
+
+@pytest.mark.real_gpu
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dynamic_parallelism(ctx, backend):
+    mod = compiler.DynamicSourceModule(
+        """
+        __global__ void child(int *out, int base) { out[base + threadIdx.x] = base + threadIdx.x; }
+        __global__ void parent(int *out) {
+          child<<<1, 32>>>(out, 32 * threadIdx.x);
+        }
+        """,
+        backend=backend,
+    )
+    out = np.zeros(128, np.int32)
+    mod.get_function("parent")(drv.Out(out), block=(4, 1, 1), grid=(1, 1))
+    assert np.array_equal(out, np.arange(128, dtype=np.int32))
