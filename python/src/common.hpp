@@ -57,15 +57,15 @@ private:
   CUcontext handle_;
   CUdevice device_;
   bool primary_;
+  bool owned_ = false; // made by create(): destroyed at the end; adopted foreign ones are not
   bool valid_ = true;
   std::thread::id owner_thread_;
   friend class scoped_activation;
 };
 
-// Makes `ctx` current for the scope if it is not, and restores the previous state. Throws
-// LogicError when ctx belongs to another thread's stack and cannot be made current here... no:
-// contexts may be made current on any thread (cuCtxPushCurrent works across threads); it throws
-// only for invalid (detached) contexts.
+// Makes `ctx` current for the scope if it is not, and restores the previous state. Contexts may
+// be made current on any thread (cuCtxPushCurrent works across threads), so this throws only for
+// invalid (detached) contexts.
 class scoped_activation {
 public:
   explicit scoped_activation(const context_ptr &ctx);

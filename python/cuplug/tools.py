@@ -1,0 +1,461 @@
+"""PyCUDA's ``pycuda.tools`` for cuplug: default context, device data, occupancy, C types of
+dtypes, context-dependent memoization and test helpers."""
+
+import functools
+import os
+import struct
+import sys
+import warnings
+
+import numpy as np
+
+import cuplug.driver as cuda
+
+bitlog2 = cuda.bitlog2
+
+# {{{ default device / context
+
+
+def _configured_device_number():
+    """$CUDA_DEVICE, else the contents of ~/.cuda_device, else None (PyCUDA's lookup)."""
+    devn = os.environ.get("CUDA_DEVICE")
+    if devn is None:
+        try:
+            with open(os.path.join(os.path.expanduser("~"), ".cuda_device")) as f:
+                devn = f.read().strip()
+        except OSError:
+            return None
+    try:
+        return int(devn)
+    except ValueError:
+        raise TypeError(
+            f"CUDA device number (CUDA_DEVICE or ~/.cuda_device) must be an integer, got {devn!r}"
+        ) from None
+
+
+def get_default_device(default=0):
+    """Deprecated: the Device named by $CUDA_DEVICE or ~/.cuda_device, else Device(default)."""
+    warnings.warn(
+        "get_default_device() is deprecated; use make_default_context() instead",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    devn = _configured_device_number()
+    return cuda.Device(default if devn is None else devn)
+
+
+def make_default_context(ctx_maker=None):
+    """A context on the device named by $CUDA_DEVICE or ~/.cuda_device, else on the first
+    device where ``ctx_maker(dev)`` (default: ``dev.make_context()``) succeeds."""
+    if ctx_maker is None:
+
+        def ctx_maker(dev):
+            return dev.make_context()
+
+    ndevices = cuda.Device.count()
+    if ndevices == 0:
+        raise RuntimeError("No CUDA enabled device found. Please check your installation.")
+
+    devn = _configured_device_number()
+    if devn is not None:
+        return ctx_maker(cuda.Device(devn))
+
+    for devn in range(ndevices):
+        try:
+            return ctx_maker(cuda.Device(devn))
+        except cuda.Error:
+            pass
+
+    raise RuntimeError(
+        "make_default_context() wasn't able to create a context "
+        f"on any of the {ndevices} detected devices"
+    )
+
+
+# }}}
+
+# {{{ rounding helpers
+
+
+def _exact_div(dividend, divisor):
+    quot, rem = divmod(dividend, divisor)
+    if rem:
+        raise ValueError(f"{dividend} is not a multiple of {divisor}")
+    return quot
+
+
+def _int_ceiling(value, multiple_of=1):
+    """value rounded up to a multiple of multiple_of (the occupancy calculator's CEILING)."""
+    return -(-value // multiple_of) * multiple_of
+
+
+def _int_floor(value, multiple_of=1):
+    """value rounded down to a multiple of multiple_of (the occupancy calculator's FLOOR)."""
+    return (value // multiple_of) * multiple_of
+
+
+# }}}
+
+# {{{ device data / occupancy
+
+
+class DeviceData:
+    """Per-device limits for launch-size and occupancy calculations.
+
+    Unlike PyCUDA (whose constants stop at Kepler), warps_per_mp and thread_blocks_per_mp are
+    the device's own MAX_THREADS_PER_MULTIPROCESSOR / warp size and
+    MAX_BLOCKS_PER_MULTIPROCESSOR."""
+
+    def __init__(self, dev=None):
+        if dev is None:
+            dev = cuda.Context.get_device()
+        attr = cuda.device_attribute
+
+        self.max_threads = dev.get_attribute(attr.MAX_THREADS_PER_BLOCK)
+        self.warp_size = dev.get_attribute(attr.WARP_SIZE)
+        self.warps_per_mp = dev.get_attribute(attr.MAX_THREADS_PER_MULTIPROCESSOR) // self.warp_size
+        self.thread_blocks_per_mp = dev.get_attribute(attr.MAX_BLOCKS_PER_MULTIPROCESSOR)
+        self.registers = dev.get_attribute(attr.MAX_REGISTERS_PER_BLOCK)
+        self.shared_memory = dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK)
+
+        if dev.compute_capability() >= (2, 0):
+            self.smem_alloc_granularity = 128
+            self.smem_granularity = 32
+            self.register_allocation_unit = "warp"
+        else:
+            self.smem_alloc_granularity = 512
+            self.smem_granularity = 16
+            self.register_allocation_unit = "block"
+
+    def align(self, bytes, word_size=4):
+        return _int_ceiling(bytes, self.align_bytes(word_size))
+
+    def align_dtype(self, elements, dtype_size):
+        return _int_ceiling(elements, self.align_words(dtype_size))
+
+    def align_words(self, word_size):
+        return _exact_div(self.align_bytes(word_size), word_size)
+
+    def align_bytes(self, word_size=4):
+        if word_size == 4:
+            return 64
+        if word_size in (8, 16):
+            return 128
+        raise ValueError(f"no alignment possible for fetches of size {word_size}")
+
+    def coalesce(self, thread_count):
+        return _int_ceiling(thread_count, 16)
+
+    @staticmethod
+    def make_valid_tex_channel_count(size):
+        for valid_size in (1, 2, 4):
+            if size <= valid_size:
+                return valid_size
+        raise ValueError("could not enlarge argument to valid channel count")
+
+
+class OccupancyRecord:
+    """Blocks per multiprocessor and occupancy of a launch of `threads` threads per block using
+    `shared_mem` bytes and `registers` registers per thread, and what limits it
+    (limited_by: "device", "warps", "regs" or "smem")."""
+
+    def __init__(self, devdata, threads, shared_mem=0, registers=0):
+        if threads > devdata.max_threads:
+            raise ValueError("too many threads")
+
+        alloc_warps = _int_ceiling(threads, devdata.warp_size) // devdata.warp_size
+        alloc_smem = _int_ceiling(shared_mem, devdata.smem_alloc_granularity)
+        if devdata.register_allocation_unit == "warp":
+            alloc_regs = alloc_warps * 32 * registers
+        elif devdata.register_allocation_unit == "block":
+            alloc_regs = _int_ceiling(alloc_warps * 2, 4) * 16 * registers
+        else:
+            raise ValueError(
+                "Improper register allocation unit:" + devdata.register_allocation_unit
+            )
+
+        if alloc_regs > devdata.registers:
+            raise ValueError("too many registers")
+        if alloc_smem > devdata.shared_memory:
+            raise ValueError("too much smem")
+
+        self.tb_per_mp_limits = [
+            (devdata.thread_blocks_per_mp, "device"),
+            (devdata.warps_per_mp // alloc_warps, "warps"),
+        ]
+        if registers > 0:
+            self.tb_per_mp_limits.append((devdata.registers // alloc_regs, "regs"))
+        if shared_mem > 0:
+            self.tb_per_mp_limits.append((devdata.shared_memory // alloc_smem, "smem"))
+
+        self.tb_per_mp, self.limited_by = min(self.tb_per_mp_limits)
+        self.warps_per_mp = self.tb_per_mp * alloc_warps
+        self.occupancy = self.warps_per_mp / devdata.warps_per_mp
+
+
+# }}}
+
+# {{{ C types <-> dtypes
+
+
+class TypeNameNotKnown(RuntimeError):  # noqa: N818 (PyCUDA's name)
+    pass
+
+
+class _DTypeRegistry:
+    def __init__(self):
+        self.dtype_to_name = {}
+        self.name_to_dtype = {}
+
+    def get_or_register_dtype(self, c_names, dtype=None):
+        """With dtype=None: the dtype registered for the C type name(s) (TypeNameNotKnown if
+        none). Otherwise registers dtype under the names and returns the registered dtype
+        object; a name already registered to a different dtype is a RuntimeError."""
+        if isinstance(c_names, str):
+            c_names = [c_names]
+
+        if dtype is None:
+            found = {self.name_to_dtype.get(name) for name in c_names}
+            if None in found:
+                missing = [name for name in c_names if name not in self.name_to_dtype]
+                raise TypeNameNotKnown(f"unknown C type name(s): {', '.join(missing)}")
+            if len(found) != 1:
+                raise ValueError(f"C type names {c_names} map to different dtypes")
+            return found.pop()
+
+        dtype = np.dtype(dtype)
+        existing_name = self.dtype_to_name.get(dtype)
+        if existing_name is not None:
+            dtype = self.name_to_dtype[existing_name]
+
+        for name in c_names:
+            registered = self.name_to_dtype.setdefault(name, dtype)
+            if registered != dtype:
+                raise RuntimeError(f"name '{name}' already registered to different dtype")
+
+        if existing_name is None:
+            self.dtype_to_name[dtype] = c_names[0]
+        self.dtype_to_name.setdefault(str(dtype), c_names[0])
+        return dtype
+
+    def dtype_to_ctype(self, dtype):
+        if dtype is None:
+            raise ValueError("dtype may not be None")
+        dtype = np.dtype(dtype)
+        try:
+            return self.dtype_to_name[dtype]
+        except KeyError:
+            raise ValueError(f"unable to map dtype '{dtype}'") from None
+
+
+_registry = _DTypeRegistry()
+get_or_register_dtype = _registry.get_or_register_dtype
+
+
+def _fill_dtype_registry():
+    # The C names PyCUDA registers (compyte's fill_registry_with_c_types, respect_windows=True).
+    reg = get_or_register_dtype
+    reg("bool", np.bool_)
+    reg(["signed char", "char"], np.int8)
+    reg("unsigned char", np.uint8)
+    reg(["short", "signed short", "signed short int", "short signed int"], np.int16)
+    reg(["unsigned short", "unsigned short int", "short unsigned int"], np.uint16)
+    reg(["int", "signed int"], np.int32)
+    reg(["unsigned", "unsigned int"], np.uint32)
+    if struct.calcsize("@P") * 8 == 64:
+        i64 = "long long" if sys.platform == "win32" else "long"
+        reg([i64, f"{i64} int", f"signed {i64} int", f"{i64} signed int"], np.int64)
+        reg([f"unsigned {i64}", f"unsigned {i64} int", f"{i64} unsigned int"], np.uint64)
+        reg([f"unsigned {i64}"], np.uintp)
+    else:
+        reg(["unsigned"], np.uintp)
+    reg("float", np.float32)
+    reg("double", np.float64)
+    reg("pycuda::complex<float>", np.complex64)
+    reg("pycuda::complex<double>", np.complex128)
+
+
+_fill_dtype_registry()
+
+
+def register_dtype(dtype, c_names, alias_ok=False):
+    """Deprecated: use get_or_register_dtype."""
+    warnings.warn(
+        "register_dtype is deprecated. Use get_or_register_dtype instead.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    if isinstance(c_names, str):
+        c_names = [c_names]
+    dtype = np.dtype(dtype)
+    if not alias_ok and dtype in _registry.dtype_to_name:
+        raise RuntimeError(
+            f"dtype '{dtype}' already registered (as '{_registry.dtype_to_name[dtype]}', "
+            f"new names '{', '.join(c_names)}')"
+        )
+    get_or_register_dtype(c_names, dtype)
+
+
+def dtype_to_ctype(dtype, with_fp_tex_hack=False):
+    """The C type name of a dtype ("float", "unsigned int", "pycuda::complex<float>", ...)."""
+    if dtype is None:
+        raise ValueError("dtype may not be None")
+    dtype = np.dtype(dtype)
+    if with_fp_tex_hack:
+        hacked = {
+            np.dtype(np.float32): "fp_tex_float",
+            np.dtype(np.float64): "fp_tex_double",
+            np.dtype(np.complex64): "fp_tex_cfloat",
+            np.dtype(np.complex128): "fp_tex_cdouble",
+        }.get(dtype)
+        if hacked is not None:
+            return hacked
+    return _registry.dtype_to_ctype(dtype)
+
+
+class Argument:
+    def __init__(self, dtype, name):
+        self.dtype = np.dtype(dtype)
+        self.name = name
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.name!r}, {self.dtype})"
+
+
+class VectorArg(Argument):
+    struct_char = "P"
+
+    def declarator(self):
+        return f"{dtype_to_ctype(self.dtype)} *{self.name}"
+
+
+class ScalarArg(Argument):
+    def declarator(self):
+        return f"{dtype_to_ctype(self.dtype)} {self.name}"
+
+    @property
+    def struct_char(self):
+        result = self.dtype.char
+        if result == "V":
+            result = f"{self.dtype.itemsize}s"
+        return result
+
+
+def parse_c_arg(c_arg):
+    """ScalarArg or VectorArg of a C declaration such as "const float *x" or "int n"."""
+    import re
+
+    for qualifier in ("const", "volatile", "__restrict__", "restrict"):
+        c_arg = c_arg.replace(qualifier, "")
+
+    decl_match = re.search(r"(\**)\s*([_a-zA-Z0-9]+)(\s*\[[ 0-9]*\])*\s*$", c_arg)
+    if decl_match is None:
+        raise ValueError(f"couldn't parse C declarator '{c_arg}'")
+
+    name = decl_match.group(2)
+    is_vector = decl_match.group(1) or decl_match.group(3) is not None
+    tp = " ".join(c_arg[: decl_match.start()].split())
+    try:
+        dtype = _registry.name_to_dtype[tp]
+    except KeyError:
+        raise ValueError(f"unknown type '{tp}'") from None
+    return (VectorArg if is_vector else ScalarArg)(dtype, name)
+
+
+def get_arg_type(c_arg):
+    return parse_c_arg(c_arg).struct_char
+
+
+# }}}
+
+# {{{ context-dependent memoization
+
+context_dependent_memoized_functions = []
+
+
+def context_dependent_memoize(func):
+    """Caches func's results per current context and per arguments (kwargs included)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        cache_key = (args, frozenset(kwargs.items())) if kwargs else (args,)
+        try:
+            ctx_dict = func._pycuda_ctx_dep_memoize_dic
+        except AttributeError:
+            # Keeps contexts alive until clear_context_caches(); PyCUDA does the same.
+            ctx_dict = func._pycuda_ctx_dep_memoize_dic = {}
+
+        cur_ctx = cuda.Context.get_current()
+        try:
+            return ctx_dict[cur_ctx][cache_key]
+        except KeyError:
+            context_dependent_memoized_functions.append(func)
+            result = func(*args, **kwargs)
+            ctx_dict.setdefault(cur_ctx, {})[cache_key] = result
+            return result
+
+    return wrapper
+
+
+def clear_context_caches():
+    """Empties every context_dependent_memoize cache, dropping what they keep alive."""
+    for func in context_dependent_memoized_functions:
+        try:
+            func._pycuda_ctx_dep_memoize_dic.clear()
+        except AttributeError:
+            pass
+
+
+# }}}
+
+# {{{ pytest interaction
+
+
+def _check_context(ctx):
+    dev = ctx.get_device()
+    assert isinstance(dev.name(), str)
+    assert isinstance(dev.compute_capability(), tuple)
+    assert isinstance(dev.get_attributes(), dict)
+
+
+def _finish_context(ctx):
+    ctx.pop()
+    clear_context_caches()
+    import gc
+
+    gc.collect()
+
+
+def mark_cuda_test(inner_f):
+    """Runs the test in a fresh default context, popped afterwards; marked `gpu` for pytest."""
+
+    @functools.wraps(inner_f)
+    def f(*args, **kwargs):
+        cuda.init()
+        ctx = make_default_context()
+        try:
+            _check_context(ctx)
+            inner_f(*args, **kwargs)
+        finally:
+            _finish_context(ctx)
+
+    try:
+        import pytest
+    except ImportError:
+        return f
+    return pytest.mark.gpu(f)
+
+
+def init_cuda_context_fixture():
+    """Generator for a pytest fixture: a fresh default context for the test (yielded), popped
+    afterwards; ``yield from init_cuda_context_fixture()``."""
+    cuda.init()
+    ctx = make_default_context()
+    try:
+        _check_context(ctx)
+        yield ctx
+    finally:
+        _finish_context(ctx)
+
+
+# }}}
