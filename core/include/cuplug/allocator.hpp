@@ -1,6 +1,8 @@
 // The allocator interface: stream-ordered allocate/deallocate with statistics kept by the core.
 #pragma once
 
+#include <cuplug/plugin_abi.hpp>
+
 #include <cuplug/plugin.hpp>
 
 #include <cuda.h>
@@ -29,7 +31,7 @@ struct allocator_stats {
 // deallocating 0 does nothing. allocate throws out_of_memory (or cuda_error); a foreign
 // exception from a plugin arrives as plugin_error. deallocate never throws: a failed release is
 // reported once on stderr and counted. Thread-safe if the plugin is (all built-ins are).
-class allocator : public plugin_object {
+class CUPLUG_API allocator : public plugin_object {
 public:
   std::uintptr_t allocate(std::size_t bytes, CUstream stream = nullptr);
   void deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream = nullptr) noexcept;

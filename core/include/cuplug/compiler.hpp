@@ -1,6 +1,8 @@
 // The compiler interface: CUDA C++ source in, cubin / PTX / fatbin out, with the log.
 #pragma once
 
+#include <cuplug/plugin_abi.hpp>
+
 #include <cuplug/plugin.hpp>
 
 #include <map>
@@ -33,7 +35,7 @@ struct compiled_image {
 
 // compile() throws compile_error (with the log) when the source does not compile, and
 // config_error for options the backend cannot take. Thread-safe.
-class compiler : public plugin_object {
+class CUPLUG_API compiler : public plugin_object {
 public:
   compiled_image compile(const compile_request &request);
   // Identifies the toolchain for cache keys ("nvrtc 13.0").

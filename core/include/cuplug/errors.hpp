@@ -1,6 +1,8 @@
 // Typed errors owned by the core: every plugin throws these, Python sees PyCUDA's classes.
 #pragma once
 
+#include <cuplug/plugin_abi.hpp>
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -8,7 +10,7 @@
 namespace cuplug {
 
 // Base of everything cuplug throws on purpose.
-class error : public std::runtime_error {
+class CUPLUG_API error : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
@@ -17,7 +19,7 @@ public:
 enum class error_class { logic, memory, launch, runtime, unknown };
 
 // A failed driver call. what() is PyCUDA's "<routine> failed: <description>[ - <extra>]".
-class cuda_error : public error {
+class CUPLUG_API cuda_error : public error {
 public:
   cuda_error(const char *routine, int code, const std::string &extra = {});
   int code() const noexcept { return code_; }
@@ -30,7 +32,7 @@ private:
 };
 
 // CUDA_ERROR_OUT_OF_MEMORY with what the allocator knew when it gave up.
-class out_of_memory : public cuda_error {
+class CUPLUG_API out_of_memory : public cuda_error {
 public:
   out_of_memory(const char *routine, std::size_t requested, std::size_t in_use, std::size_t held,
                 std::size_t limit, const std::string &extra = {});
@@ -41,7 +43,7 @@ private:
 };
 
 // A compiler rejected the source; log holds its diagnostics, command the invocation/options.
-class compile_error : public error {
+class CUPLUG_API compile_error : public error {
 public:
   compile_error(const std::string &msg, std::string log, std::string command);
   const std::string &log() const noexcept { return log_; }
@@ -53,19 +55,19 @@ private:
 };
 
 // A plugin could not be found, loaded, trusted or created; or it threw something foreign.
-class plugin_error : public error {
+class CUPLUG_API plugin_error : public error {
 public:
   using error::error;
 };
 
 // An optional operation the chosen plugin does not provide.
-class not_supported : public error {
+class CUPLUG_API not_supported : public error {
 public:
   using error::error;
 };
 
 // Unknown backend names, bad option values, unreadable configuration.
-class config_error : public error {
+class CUPLUG_API config_error : public error {
 public:
   using error::error;
 };

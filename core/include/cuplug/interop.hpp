@@ -1,6 +1,8 @@
 // The graphics interop interface: share GL buffers with CUDA without a host copy.
 #pragma once
 
+#include <cuplug/plugin_abi.hpp>
+
 #include <cuplug/plugin.hpp>
 
 #include <cuda.h>
@@ -14,7 +16,7 @@ enum class interop_flags : unsigned { none = 0, read_only = 1, write_discard = 2
 
 // Registered resources are identified by the driver's CUgraphicsResource. map() makes the
 // buffer visible to CUDA work on `stream` and returns its device address and size.
-class interop : public plugin_object {
+class CUPLUG_API interop : public plugin_object {
 public:
   void initialize() { do_initialize(); }
   CUgraphicsResource register_buffer(std::uint32_t gl_buffer, interop_flags flags) {

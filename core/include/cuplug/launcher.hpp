@@ -1,6 +1,8 @@
 // The launcher interface: load images into modules, look up functions and globals, launch.
 #pragma once
 
+#include <cuplug/plugin_abi.hpp>
+
 #include <cuplug/plugin.hpp>
 
 #include <cuda.h>
@@ -29,7 +31,7 @@ struct jit_option {
 };
 
 // All calls act in the current context. Errors are cuda_error; load errors carry the JIT log.
-class launcher : public plugin_object {
+class CUPLUG_API launcher : public plugin_object {
 public:
   // image: cubin, PTX (NUL-terminated or not) or fatbin bytes.
   CUmodule load_module(const void *image, std::size_t bytes,

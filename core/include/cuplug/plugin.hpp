@@ -13,7 +13,7 @@ namespace cuplug {
 
 // Every interface derives from this. Objects are created and destroyed inside their plugin
 // (through its create/destroy pair); the core's owning pointer also keeps the library loaded.
-class plugin_object {
+class CUPLUG_API plugin_object {
 public:
   virtual ~plugin_object() = default;
   plugin_object() = default;
@@ -40,7 +40,7 @@ using destroy_fn = void(plugin_object *);
 #define CUPLUG_PLUGIN(kind_, Class, name_, description_, version_)                                 \
   extern "C" __attribute__((visibility("default"), used,                                          \
                             section("cuplug_manifest"))) const ::cuplug::plugin_manifest          \
-      cuplug_manifest = {"CUPLUGM",                                                                \
+      cuplug_plugin_manifest = {"CUPLUGM",                                                         \
                          sizeof(::cuplug::plugin_manifest),                                        \
                          ::cuplug::plugin_abi_major,                                               \
                          static_cast<std::uint32_t>(::cuplug::plugin_kind::kind_),                 \

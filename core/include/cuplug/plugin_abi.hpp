@@ -3,6 +3,11 @@
 
 #include <cstdint>
 
+// Types shared across the plugin boundary (interfaces, errors) keep default visibility even in
+// plugins built with -fvisibility=hidden, so their type_info is one object and dynamic_cast /
+// catch across the boundary do not depend on name comparison.
+#define CUPLUG_API __attribute__((visibility("default")))
+
 namespace cuplug {
 
 // Bumped when the manifest layout or the create/destroy contract changes incompatibly.

@@ -4,6 +4,7 @@
 #include <cuplug/plugin.hpp>
 #include <cuplug/plugin_abi.hpp>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>

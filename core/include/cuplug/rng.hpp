@@ -1,6 +1,8 @@
 // The random number generator interface: counter-based streams written into device memory.
 #pragma once
 
+#include <cuplug/plugin_abi.hpp>
+
 #include <cuplug/plugin.hpp>
 
 #include <cuda.h>
@@ -21,7 +23,7 @@ struct rng_params {
 
 // A generator holds a seed and an offset; each generate() continues where the last one ended.
 // Optional distributions/dtypes throw not_supported; supports() says which exist.
-class rng : public plugin_object {
+class CUPLUG_API rng : public plugin_object {
 public:
   void seed(std::uint64_t seed) { do_seed(seed); }
   void set_offset(std::uint64_t offset) { do_set_offset(offset); }

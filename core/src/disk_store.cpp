@@ -1,0 +1,269 @@
+// The on-disk compile cache: directory checks, entry reads, atomic writes, LRU eviction.
+#include "disk_store.hpp"
+
+#include "compile_cache_detail.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+namespace cuplug {
+namespace fs = std::filesystem;
+using detail::mtime_ns;
+using detail::starts_with;
+
+namespace {
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+std::string mode_text(mode_t m) {
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(m & 07777));
+  return buf;
+}
+
+// Creates `dir` and missing parents with mode 0700.
+bool make_dirs(const std::string &dir, std::string &why) {
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec).lexically_normal();
+  std::vector<fs::path> missing;
+  for (fs::path q = p; !q.empty(); q = q.parent_path()) {
+    struct stat st {};
+    if (::stat(q.c_str(), &st) == 0)
+      break;
+    missing.push_back(q);
+    if (q == q.root_path())
+      break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+      why = "cannot create " + it->string() + ": " + errno_text(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+// A directory only this user may write to; checked after creation, since another user may have
+// made it first.
+bool trusted_dir(const std::string &dir, std::string &why, bool &unsafe) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    why = "cannot use " + dir + ": " + errno_text(errno);
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    why = dir + " is not a directory";
+    return false;
+  }
+  if (st.st_uid != ::geteuid()) {
+    unsafe = true;
+    why = dir + " is owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
+          std::to_string(::geteuid()) + ")";
+    return false;
+  }
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    unsafe = true;
+    why = dir + " is writable by " + ((st.st_mode & S_IWOTH) ? "everyone" : "its group") +
+          " (mode " + mode_text(st.st_mode) + ")";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+const char *to_string(disk_cache_status::state s) noexcept {
+  switch (s) {
+  case disk_cache_status::state::usable:
+    return "usable";
+  case disk_cache_status::state::disabled:
+    return "disabled";
+  case disk_cache_status::state::unsafe:
+    return "unsafe";
+  case disk_cache_status::state::unusable:
+    return "unusable";
+  }
+  return "unknown";
+}
+
+disk_store::disk_store(const std::string &root) {
+  status.directory = root;
+  if (root.empty()) {
+    status.state_ = disk_cache_status::state::unusable;
+    status.reason = "no cache directory: set CUPLUG_CACHE_DIR or HOME";
+  } else {
+    check();
+  }
+}
+
+void disk_store::check() {
+  status.state_ = disk_cache_status::state::usable;
+  status.reason.clear();
+  std::string why;
+  bool unsafe = false;
+  entries = (fs::path(status.directory) / compile_cache::entries_subdir).string();
+  if (!make_dirs(entries, why)) {
+    status.state_ = disk_cache_status::state::unusable;
+    status.reason = why;
+    return;
+  }
+  for (const std::string &d : {status.directory, entries}) {
+    if (!trusted_dir(d, why, unsafe)) {
+      status.state_ =
+          unsafe ? disk_cache_status::state::unsafe : disk_cache_status::state::unusable;
+      status.reason = why;
+      return;
+    }
+  }
+}
+
+std::string disk_store::entry_path(const std::string &key) const {
+  return entries + "/" + key + ".bin";
+}
+
+bool disk_store::read(const std::string &key, compiled_image &image) {
+  int fd = ::open(entry_path(key).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+            !(st.st_mode & (S_IWGRP | S_IWOTH));
+  std::string bytes;
+  if (ok) {
+    bytes.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+      ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      got += static_cast<std::size_t>(n);
+    }
+    ok = got == bytes.size() && decode_cache_entry(bytes, key, image);
+  }
+  if (ok)
+    ::futimens(fd, nullptr); // a hit makes the entry recently used
+  ::close(fd);
+  return ok;
+}
+
+std::string disk_store::write(const std::string &key, const compiled_image &image) {
+  static std::atomic<unsigned> counter{0};
+  std::string bytes = encode_cache_entry(key, image);
+  std::random_device rd;
+  std::string tmp = entries + "/.tmp-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(counter++) + "-" + std::to_string(rd());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == ENOENT) { // the directory went away under us: make it again
+    check();
+    if (status.state_ != disk_cache_status::state::usable)
+      return status.reason;
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  }
+  if (fd < 0)
+    return "cannot create " + tmp + ": " + errno_text(errno);
+  std::size_t put = 0;
+  int err = 0;
+  while (put < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + put, bytes.size() - put);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    put += static_cast<std::size_t>(n);
+  }
+  // No fsync: a crash may leave a short file under the final name, which the checksum turns
+  // into a miss; syncing every entry would cost more than the occasional recompile.
+  if (::close(fd) != 0 && err == 0)
+    err = errno;
+  if (err == 0 && ::rename(tmp.c_str(), entry_path(key).c_str()) != 0)
+    err = errno;
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    return "cannot write " + entry_path(key) + ": " + errno_text(err);
+  }
+  estimated_bytes += bytes.size();
+  return {};
+}
+
+// Least recently used entries go until the store is under 90% of the cap. Temp files older
+// than an hour are leftovers of killed processes and go too.
+void disk_store::evict(std::size_t cap, const std::string &keep_key) {
+  if (counted && estimated_bytes <= cap)
+    return;
+  struct file {
+    std::string path;
+    long long mtime;
+    std::size_t size;
+  };
+  std::vector<file> files;
+  std::size_t total = 0;
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  long long now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+  std::error_code ec;
+  for (fs::directory_iterator it(entries, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      continue;
+    if (starts_with(name, ".tmp-")) {
+      if (now_ns - mtime_ns(st) > 3600LL * 1000000000LL)
+        ::unlink(it->path().c_str());
+      continue;
+    }
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".bin") != 0)
+      continue;
+    total += static_cast<std::size_t>(st.st_size);
+    if (name == keep_key + ".bin")
+      continue;
+    files.push_back({it->path().string(), mtime_ns(st), static_cast<std::size_t>(st.st_size)});
+  }
+  counted = true;
+  estimated_bytes = total;
+  if (total <= cap)
+    return;
+  std::sort(files.begin(), files.end(),
+            [](const file &a, const file &b) { return a.mtime < b.mtime; });
+  std::size_t target = cap / 10 * 9;
+  for (const auto &f : files) {
+    if (total <= target)
+      break;
+    if (::unlink(f.path.c_str()) == 0)
+      total -= std::min(total, f.size);
+  }
+  estimated_bytes = total;
+}
+
+std::size_t disk_store::clear() {
+  if (status.state_ != disk_cache_status::state::usable)
+    return 0;
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(entries, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    bool ours = starts_with(name, ".tmp-") ||
+                (name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0);
+    if (ours && ::unlink(it->path().c_str()) == 0)
+      ++removed;
+  }
+  estimated_bytes = 0;
+  counted = false;
+  return removed;
+}
+
+} // namespace cuplug

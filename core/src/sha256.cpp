@@ -1,0 +1,126 @@
+// SHA-256 (FIPS 180-4): the hash class and sha256_hex() of the public compile cache header.
+#include "sha256.hpp"
+
+#include <cuplug/compile_cache.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace cuplug {
+namespace {
+std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+} // namespace
+
+void sha256::update(const void *data, std::size_t n) {
+  auto p = static_cast<const unsigned char *>(data);
+  total_ += n;
+  if (fill_ != 0) {
+    std::size_t take = std::min(n, sizeof(block_) - fill_);
+    std::memcpy(block_ + fill_, p, take);
+    fill_ += take;
+    p += take;
+    n -= take;
+    if (fill_ == sizeof(block_)) {
+      compress(block_);
+      fill_ = 0;
+    }
+  }
+  for (; n >= 64; n -= 64, p += 64)
+    compress(p);
+  if (n != 0) {
+    std::memcpy(block_, p, n);
+    fill_ = n;
+  }
+}
+
+void sha256::field(std::string_view s) {
+  std::uint64_t n = s.size();
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i)
+    len[i] = static_cast<unsigned char>(n >> (8 * i));
+  update(len, 8);
+  update(s);
+}
+
+std::array<unsigned char, 32> sha256::finish() {
+  std::uint64_t bits = total_ * 8;
+  unsigned char pad = 0x80;
+  update(&pad, 1);
+  unsigned char zero = 0;
+  while (fill_ != 56)
+    update(&zero, 1);
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i)
+    len[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
+  update(len, 8);
+  std::array<unsigned char, 32> out{};
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 4; ++j)
+      out[4 * i + j] = static_cast<unsigned char>(h_[i] >> (24 - 8 * j));
+  return out;
+}
+
+std::string sha256::hex() {
+  static const char digits[] = "0123456789abcdef";
+  auto d = finish();
+  std::string s(64, '0');
+  for (int i = 0; i < 32; ++i) {
+    s[2 * i] = digits[d[i] >> 4];
+    s[2 * i + 1] = digits[d[i] & 15];
+  }
+  return s;
+}
+
+void sha256::compress(const unsigned char *p) {
+  static constexpr std::uint32_t k[64] = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+      0xc67178f2};
+  std::uint32_t w[64];
+  for (int i = 0; i < 16; ++i)
+    w[i] = (std::uint32_t(p[4 * i]) << 24) | (std::uint32_t(p[4 * i + 1]) << 16) |
+           (std::uint32_t(p[4 * i + 2]) << 8) | std::uint32_t(p[4 * i + 3]);
+  for (int i = 16; i < 64; ++i) {
+    std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6],
+                h = h_[7];
+  for (int i = 0; i < 64; ++i) {
+    std::uint32_t t1 =
+        h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+    std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
+  }
+  h_[0] += a;
+  h_[1] += b;
+  h_[2] += c;
+  h_[3] += d;
+  h_[4] += e;
+  h_[5] += f;
+  h_[6] += g;
+  h_[7] += h;
+}
+
+std::string sha256_hex(std::string_view data) {
+  sha256 h;
+  h.update(data);
+  return h.hex();
+}
+
+} // namespace cuplug
