@@ -40,8 +40,11 @@ def depth(cu):
 
 
 def alive(cu, context_handle):
-    """Whether the driver still knows the context (cuCtxGetApiVersion accepts it). Asking about
-    a destroyed context is safe with the fake driver only."""
+    """Whether the driver still knows the context. Asking about a destroyed context is safe with
+    the fake driver only, which answers through its control API; on a live context any driver
+    answers through cuCtxGetApiVersion."""
+    if hasattr(cu, "context_alive"):
+        return cu.context_alive(context_handle)
     version = ctypes.c_uint()
     return cu.cuCtxGetApiVersion(ctypes.c_void_p(context_handle), ctypes.byref(version)) == 0
 

@@ -113,6 +113,8 @@ def test_driver_errors_are_logic_errors(ctx):
 
 
 def test_memcpy_peer_with_and_without_contexts(ctx):
+    if drv.Device.count() < 2:
+        pytest.skip("needs two devices")
     data = rng(4).integers(0, 255, 300, dtype=np.uint8)
     src = to_dev(data)
     other = drv.Device(1).make_context()
@@ -441,7 +443,7 @@ class ForeignStream:  # Numba-style: .handle is a ctypes pointer
         self.handle = ctypes.c_void_p(handle)
 
 
-def test_stream_arguments(ctx):
+def test_stream_arguments(ctx, driver_mode):
     s = drv.Stream()
     a = drv.mem_alloc(8)
     for stream in (None, 0, s, s.handle, CudaStreamProtocol(s.handle), ForeignStream(s.handle)):
@@ -451,5 +453,6 @@ def test_stream_arguments(ctx):
         drv.memset_d8_async(a, 0, 8, drv.Event())  # has a .handle, but is no stream
     with pytest.raises(TypeError, match="'str' as a stream"):
         drv.memset_d8_async(a, 0, 8, "default")
-    with pytest.raises(drv.LogicError, match="cuMemsetD8Async failed"):
-        drv.memset_d8_async(a, 0, 8, 0xDEAD0)  # not a stream the driver knows
+    if driver_mode == "fake":  # a made-up stream handle crashes a real driver
+        with pytest.raises(drv.LogicError, match="cuMemsetD8Async failed"):
+            drv.memset_d8_async(a, 0, 8, 0xDEAD0)

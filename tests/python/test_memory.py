@@ -75,6 +75,8 @@ def test_free_and_drop_return_memory(ctx):
 
 
 def test_allocation_is_freed_under_its_own_context(ctx):
+    if drv.Device.count() < 2:
+        pytest.skip("needs two devices")
     a = drv.mem_alloc(1 << 20)
     free_with_a = drv.mem_get_info()[0]
     drv.Context.pop()
