@@ -10,8 +10,13 @@ import warnings
 import numpy as np
 
 import cuplug.driver as cuda
-
-bitlog2 = cuda.bitlog2
+from cuplug._pools import (  # noqa: F401  (PyCUDA's pycuda.tools re-exports these)
+    DebugMemoryPool,
+    DeviceMemoryPool,
+    PageLockedAllocator,
+    PageLockedMemoryPool,
+    bitlog2,
+)
 
 # {{{ default device / context
 
@@ -398,12 +403,16 @@ def context_dependent_memoize(func):
 
 
 def clear_context_caches():
-    """Empties every context_dependent_memoize cache, dropping what they keep alive."""
+    """Empties every context_dependent_memoize cache and the per-context module cache of
+    cuplug.compiler, dropping the contexts and modules they keep alive."""
     for func in context_dependent_memoized_functions:
         try:
             func._pycuda_ctx_dep_memoize_dic.clear()
         except AttributeError:
             pass
+    from cuplug.compiler import clear_module_cache
+
+    clear_module_cache()
 
 
 # }}}

@@ -1,0 +1,242 @@
+"""Allocator backends from Python: statistics, allocators written in Python, replaying logs.
+
+Every cuplug allocation (``mem_alloc``, and the array layer) comes from the selected allocator
+backend; ``cuplug.use(allocator="pool")`` switches it for the whole process::
+
+    cuplug.use(allocator="pool")
+    cuplug.memory.stats()          # {'backend': 'pool', 'bytes_in_use': ..., 'bytes_held': ...}
+
+An allocator written in Python is a backend like any plugin once registered::
+
+    class Counting(cuplug.memory.Allocator):
+        kind = "device"                      # 'device', 'managed', 'pinned_host' or 'host'
+
+        def __init__(self, **options):       # the backend's options, as strings
+            super().__init__()
+            self.inner = cuplug.memory.create("device")
+
+        def allocate(self, nbytes, stream):  # stream: the CUstream handle as an int
+            return self.inner.allocate(nbytes, stream)
+
+        def deallocate(self, ptr, nbytes, stream):
+            self.inner.deallocate(ptr, nbytes, stream)
+
+    cuplug.memory.register_allocator("counting", Counting)
+    cuplug.use(allocator="counting")
+
+The "logging" backend (``cuplug.use(allocator="logging", allocator_options={"upstream":
+"pool", "path": "alloc.log"})``) writes one line per event; :func:`replay` runs such a log
+against any allocator.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+from . import _core
+
+_allocators = _core.allocators
+
+Allocator = _allocators.Allocator
+
+__all__ = [
+    "Allocator",
+    "LogEvent",
+    "backend",
+    "create",
+    "current",
+    "free_held",
+    "read_log",
+    "register_allocator",
+    "replay",
+    "stats",
+]
+
+
+def _option_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def register_allocator(name: str, cls: type | None = None, *, description: str = ""):
+    """Registers an :class:`Allocator` subclass as allocator backend ``name``.
+
+    Creating the backend calls ``cls(**options)`` with its configured options (strings); a
+    TypeError or ValueError from the constructor is a ConfigError naming the backend. A later
+    registration of the same name replaces the earlier one. Usable as a class decorator:
+    ``@cuplug.memory.register_allocator("mine")``."""
+    if cls is None:
+
+        def decorate(klass: type) -> type:
+            _allocators.register_allocator(name, klass, description)
+            return klass
+
+        return decorate
+    _allocators.register_allocator(name, cls, description)
+    return cls
+
+
+def create(name: str, **options) -> Allocator:
+    """A new allocator of backend ``name`` (not the shared one): its configured options,
+    overlaid with ``options``. Its ``stats()`` count only what is done through it."""
+    return _allocators.create(name, {k: _option_text(v) for k, v in options.items()})
+
+
+def backend(name: str) -> Allocator:
+    """The shared allocator of backend ``name``, with its configured options: the object that
+    selecting it would use."""
+    return _allocators.backend(name)
+
+
+def current() -> Allocator:
+    """The allocator every cuplug allocation uses now."""
+    return _allocators.current()
+
+
+def stats(allocator: Allocator | str | None = None) -> dict:
+    """Statistics of an allocator (default: the current one) with its backend name:
+    ``{'backend', 'kind', 'bytes_in_use', 'peak_bytes', 'bytes_held', 'allocations',
+    'deallocations', 'failures'}``. bytes_in_use counts requested sizes; bytes_held is memory
+    a pool caches for reuse."""
+    if allocator is None:
+        allocator = current()
+    elif isinstance(allocator, str):
+        allocator = backend(allocator)
+    result = {"backend": allocator.name, "kind": allocator.kind}
+    result.update(allocator.stats())
+    return result
+
+
+def free_held(allocator: Allocator | str | None = None) -> int:
+    """Gives the memory an allocator (default: the current one) caches back; returns the bytes
+    released, 0 for allocators that cache nothing."""
+    if allocator is None:
+        allocator = current()
+    elif isinstance(allocator, str):
+        allocator = backend(allocator)
+    return _release_held(allocator)
+
+
+def _release_held(a: Allocator) -> int:
+    # Not inline in free_held(): pybind11 takes a call from a function named like the method,
+    # whose first argument is the object, for an override calling its base, and would then not
+    # see a Python free_held() at all.
+    return a.free_held() if a.can_free_held else 0
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    """One line of a "logging" allocator's log (format v1)."""
+
+    seq: int
+    time_ns: int
+    thread: int
+    event: str  # allocate, allocate_failed, deallocate, free_held, trim
+    ptr: int
+    nbytes: int
+    stream: int
+
+
+_EVENTS = {"allocate", "allocate_failed", "deallocate", "free_held", "trim"}
+
+
+def read_log(path: str | os.PathLike) -> list[LogEvent]:
+    """The events of a "logging" allocator's log, in the order they happened.
+
+    ValueError names the file and line of anything that is not a v1 event line."""
+    events = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            fields = line.split()
+            try:
+                if len(fields) != 7 or fields[3] not in _EVENTS:
+                    raise ValueError("expected 'seq time_ns thread event ptr bytes stream'")
+                seq, time_ns, thread = int(fields[0]), int(fields[1]), int(fields[2])
+                ptr, nbytes, stream = int(fields[4], 16), int(fields[5]), int(fields[6], 16)
+            except ValueError as e:
+                raise ValueError(
+                    f"{os.fspath(path)}:{number}: not an allocator log line ({e}): {line!r}"
+                ) from None
+            events.append(LogEvent(seq, time_ns, thread, fields[3], ptr, nbytes, stream))
+    events.sort(key=lambda e: e.seq)
+    return events
+
+
+def replay(
+    log: str | os.PathLike | list[LogEvent],
+    allocator: Allocator | str | None = None,
+    *,
+    stream=None,
+    free_remaining: bool = True,
+) -> dict:
+    """Runs a "logging" allocator's log against ``allocator`` (a name, an Allocator, or None for
+    the current one), in the logged order, on ``stream`` (the logged streams belonged to
+    another process).
+
+    Each logged allocation is made again and each logged free frees the block that replaced
+    it; failed allocations are tried again; free_held / trim are repeated. Blocks still live at
+    the end are freed unless ``free_remaining`` is false. Returns a summary: ``events``,
+    ``allocations``, ``deallocations``, ``failures`` (allocations that failed now),
+    ``unmatched`` (frees of blocks the log never allocated), ``peak_bytes`` (of live requested
+    bytes during the replay), ``live_at_end`` and ``seconds``."""
+    events = log if isinstance(log, list) else read_log(log)
+    if allocator is None:
+        allocator = current()
+    elif isinstance(allocator, str):
+        allocator = create(allocator)
+    stream_handle = 0 if stream is None else stream
+    live: dict[int, tuple[int, int]] = {}
+    summary = dict(
+        events=len(events),
+        allocations=0,
+        deallocations=0,
+        failures=0,
+        unmatched=0,
+        peak_bytes=0,
+        live_at_end=0,
+        seconds=0.0,
+    )
+    live_bytes = 0
+    start = time.perf_counter()
+    for e in events:
+        if e.event in ("allocate", "allocate_failed"):
+            try:
+                new = allocator.allocate(e.nbytes, stream_handle)
+            except _core.Error:
+                summary["failures"] += 1
+                continue
+            summary["allocations"] += 1
+            if e.event == "allocate_failed":  # it fits now: give it back straight away
+                allocator.deallocate(new, e.nbytes, stream_handle)
+                summary["deallocations"] += 1
+                continue
+            live[e.ptr] = (new, e.nbytes)
+            live_bytes += e.nbytes
+            summary["peak_bytes"] = max(summary["peak_bytes"], live_bytes)
+        elif e.event == "deallocate":
+            entry = live.pop(e.ptr, None)
+            if entry is None:
+                summary["unmatched"] += 1
+                continue
+            allocator.deallocate(entry[0], entry[1], stream_handle)
+            live_bytes -= entry[1]
+            summary["deallocations"] += 1
+        elif e.event == "free_held":
+            if allocator.can_free_held:
+                allocator.free_held()
+        elif e.event == "trim":
+            if allocator.can_free_held:
+                allocator.trim(e.nbytes)
+    summary["live_at_end"] = len(live)
+    if free_remaining:
+        for new, nbytes in live.values():
+            allocator.deallocate(new, nbytes, stream_handle)
+            summary["deallocations"] += 1
+    summary["seconds"] = time.perf_counter() - start
+    return summary
