@@ -1,0 +1,51 @@
+"""Kernel-launch helpers of cuplug.driver: PyCUDA's In / Out / InOut argument handlers.
+
+``Function.__call__`` (C++) gives each ArgumentHandler argument the device pointer of
+``get_device_alloc()``, calls ``pre_call(stream)`` before the launch and, for handlers that have
+``post_call``, synchronizes (when no stream is given) and calls ``post_call(stream)`` after it.
+"""
+
+from ._core import mem_alloc, memcpy_dtoh, memcpy_htod
+
+__all__ = ["ArgumentHandler", "In", "Out", "InOut"]
+
+
+class ArgumentHandler:
+    """A host array passed to a kernel through device memory made on first use."""
+
+    def __init__(self, ary):
+        self.array = ary
+        self.dev_alloc = None
+
+    def get_device_alloc(self):
+        if self.dev_alloc is None:
+            try:
+                nbytes = self.array.nbytes
+            except AttributeError:
+                raise TypeError(
+                    f"could not determine array length of '{type(self.array)}': "
+                    "unsupported array type or not an array"
+                ) from None
+            self.dev_alloc = mem_alloc(nbytes)
+        return self.dev_alloc
+
+    def pre_call(self, stream):
+        pass
+
+
+class In(ArgumentHandler):
+    """Copied to the device before the launch (synchronously, as PyCUDA, even with a stream)."""
+
+    def pre_call(self, stream):
+        memcpy_htod(self.get_device_alloc(), self.array)
+
+
+class Out(ArgumentHandler):
+    """Copied back to the host array after the launch."""
+
+    def post_call(self, stream):
+        memcpy_dtoh(self.array, self.get_device_alloc())
+
+
+class InOut(In, Out):
+    """Copied to the device before the launch and back after it."""
