@@ -137,7 +137,8 @@ void launcher::set_function_attribute(CUfunction function, CUfunction_attribute 
   }
 }
 
-std::vector<std::pair<std::size_t, std::size_t>> launcher::parameter_layout(CUfunction function) {
+std::optional<std::vector<std::pair<std::size_t, std::size_t>>>
+launcher::parameter_layout(CUfunction function) {
   try {
     return do_parameter_layout(function);
   } catch (...) {

@@ -136,12 +136,12 @@ void driver_launcher::do_set_function_attribute(CUfunction function, CUfunction_
   CUPLUG_CALL(cuFuncSetAttribute, function, attribute, value);
 }
 
-std::vector<std::pair<std::size_t, std::size_t>>
+std::optional<std::vector<std::pair<std::size_t, std::size_t>>>
 driver_launcher::do_parameter_layout(CUfunction function) {
   const driver_api &d = driver();
   std::vector<std::pair<std::size_t, std::size_t>> layout;
   if (d.cuFuncGetParamInfo == nullptr)
-    return layout; // drivers before 12.4 cannot say
+    return std::nullopt; // drivers before 12.4 cannot say
   // The driver has no parameter count: ask for indices until it says there is no such one.
   for (std::size_t index = 0;; ++index) {
     std::size_t offset = 0, size = 0;
@@ -149,7 +149,7 @@ driver_launcher::do_parameter_layout(CUfunction function) {
     if (result == CUDA_ERROR_INVALID_VALUE)
       break;
     if (result == CUDA_ERROR_NOT_SUPPORTED)
-      return {};
+      return std::nullopt;
     check(result, "cuFuncGetParamInfo");
     layout.emplace_back(offset, size);
   }

@@ -26,7 +26,7 @@ private:
   int do_function_attribute(CUfunction function, CUfunction_attribute attribute) override;
   void do_set_function_attribute(CUfunction function, CUfunction_attribute attribute,
                                  int value) override;
-  std::vector<std::pair<std::size_t, std::size_t>>
+  std::optional<std::vector<std::pair<std::size_t, std::size_t>>>
   do_parameter_layout(CUfunction function) override;
   int do_max_active_blocks_per_multiprocessor(CUfunction function, int block_size,
                                               std::size_t dynamic_shared) override;

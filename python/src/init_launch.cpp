@@ -17,29 +17,19 @@ namespace cuplug::python {
 
 namespace {
 
-// An empty layout from the launcher means "no parameters" or "cannot tell"; a driver that has
-// cuFuncGetParamInfo answers INVALID_VALUE for index 0 of a kernel without parameters.
-bool has_no_parameters(CUfunction f) noexcept {
-  if (!driver_available())
-    return false;
-  auto query = driver().cuFuncGetParamInfo;
-  if (query == nullptr)
-    return false;
-  std::size_t offset = 0, size = 0;
-  return query(f, 0, &offset, &size) == CUDA_ERROR_INVALID_VALUE;
-}
-
 } // namespace
 
 const param_layout *function::parameters() {
   if (!params_asked_) {
     params_asked_ = true;
     try {
-      params_ = launcher_->parameter_layout(handle_);
+      if (auto layout = launcher_->parameter_layout(handle_)) {
+        params_ = std::move(*layout);
+        params_known_ = true;
+      }
     } catch (const std::exception &) {
-      params_.clear(); // a failed query only costs the checks, never the launch
+      // a failed query only costs the checks, never the launch
     }
-    params_known_ = !params_.empty() || has_no_parameters(handle_);
   }
   return params_known_ ? &params_ : nullptr;
 }

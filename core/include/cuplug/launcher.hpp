@@ -8,6 +8,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,8 +49,10 @@ public:
 
   int function_attribute(CUfunction function, CUfunction_attribute attribute);
   void set_function_attribute(CUfunction function, CUfunction_attribute attribute, int value);
-  // Parameter (offset, size) pairs as the driver reports them; empty if it cannot.
-  std::vector<std::pair<std::size_t, std::size_t>> parameter_layout(CUfunction function);
+  // Parameter (offset, size) pairs as the driver reports them (empty for a kernel without
+  // parameters); nullopt when the backend cannot tell.
+  std::optional<std::vector<std::pair<std::size_t, std::size_t>>>
+  parameter_layout(CUfunction function);
   int max_active_blocks_per_multiprocessor(CUfunction function, int block_size,
                                            std::size_t dynamic_shared);
 
@@ -67,8 +70,9 @@ private:
   virtual int do_function_attribute(CUfunction function, CUfunction_attribute attribute) = 0;
   virtual void do_set_function_attribute(CUfunction function, CUfunction_attribute attribute,
                                          int value) = 0;
-  virtual std::vector<std::pair<std::size_t, std::size_t>> do_parameter_layout(CUfunction) {
-    return {};
+  virtual std::optional<std::vector<std::pair<std::size_t, std::size_t>>>
+  do_parameter_layout(CUfunction) {
+    return std::nullopt;
   }
   virtual int do_max_active_blocks_per_multiprocessor(CUfunction function, int block_size,
                                                       std::size_t dynamic_shared) = 0;
