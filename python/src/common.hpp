@@ -112,6 +112,22 @@ CUstream to_stream(py::handle obj);
 void cleanup_call(CUresult result, const char *routine) noexcept;
 bool interpreter_finalizing() noexcept;
 
+// Releases a resource under the context it was made in, from any thread, without throwing:
+// `release()` returns the driver call's CUresult (reported through cleanup_call under `routine`).
+// Skipped when the process is exiting (the driver reclaims everything) or the context is detached
+// or dead (the resource went with it, as in PyCUDA).
+template <class Release>
+void release_under(const context_ptr &ctx, const char *routine, Release &&release) noexcept {
+  if (interpreter_finalizing() || !ctx || !ctx->valid())
+    return;
+  try {
+    scoped_activation active(ctx);
+    cleanup_call(release(), routine);
+  } catch (...) {
+    // Activation failed: the context is gone and took the resource with it.
+  }
+}
+
 // Registration functions, one per file.
 void init_errors(py::module_ &m);
 void init_enums(py::module_ &m);

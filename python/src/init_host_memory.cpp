@@ -36,17 +36,6 @@ protected:
   bool valid_ = true;
 };
 
-// Runs a release function under the owning context; a dead context means the memory went with it.
-template <class F> void release_under(const context_ptr &ctx, F &&release) noexcept {
-  if (interpreter_finalizing())
-    return;
-  try {
-    scoped_activation activate(ctx);
-    release();
-  } catch (...) {
-  }
-}
-
 class pagelocked_host_allocation : public host_pointer {
 public:
   pagelocked_host_allocation(std::size_t bytes, unsigned flags)
@@ -75,9 +64,8 @@ public:
 
 private:
   void release() noexcept {
-    release_under(ctx_, [this] {
-      cleanup_call(detail::entry(driver().cuMemFreeHost, "cuMemFreeHost")(data_), "cuMemFreeHost");
-    });
+    release_under(ctx_, "cuMemFreeHost",
+                  [this] { return detail::entry(driver().cuMemFreeHost, "cuMemFreeHost")(data_); });
   }
   context_ptr ctx_;
 };
@@ -136,9 +124,8 @@ public:
 
 private:
   void release() noexcept {
-    release_under(ctx_, [this] {
-      cleanup_call(detail::entry(driver().cuMemHostUnregister, "cuMemHostUnregister")(data_),
-                   "cuMemHostUnregister");
+    release_under(ctx_, "cuMemHostUnregister", [this] {
+      return detail::entry(driver().cuMemHostUnregister, "cuMemHostUnregister")(data_);
     });
   }
   context_ptr ctx_;

@@ -417,14 +417,8 @@ public:
     }
   }
   ~timed_launch() {
-    if (interpreter_finalizing())
-      return;
-    try {
-      scoped_activation active(ctx_);
-      cleanup_call(driver().cuEventDestroy(start_), "cuEventDestroy");
-      cleanup_call(driver().cuEventDestroy(end_), "cuEventDestroy");
-    } catch (...) {
-    }
+    release_under(ctx_, "cuEventDestroy", [this] { return driver().cuEventDestroy(start_); });
+    release_under(ctx_, "cuEventDestroy", [this] { return driver().cuEventDestroy(end_); });
   }
   timed_launch(const timed_launch &) = delete;
   timed_launch &operator=(const timed_launch &) = delete;

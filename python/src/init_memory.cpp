@@ -244,14 +244,9 @@ public:
 
 private:
   void release() noexcept {
-    if (interpreter_finalizing())
-      return;
-    try {
-      scoped_activation activate(ctx_);
-      cleanup_call(detail::entry(driver().cuIpcCloseMemHandle, "cuIpcCloseMemHandle")(ptr_),
-                   "cuIpcCloseMemHandle");
-    } catch (...) {
-    }
+    release_under(ctx_, "cuIpcCloseMemHandle", [this] {
+      return detail::entry(driver().cuIpcCloseMemHandle, "cuIpcCloseMemHandle")(ptr_);
+    });
   }
   context_ptr ctx_;
   CUdeviceptr ptr_ = 0;

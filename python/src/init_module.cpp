@@ -21,13 +21,10 @@ module::module(context_ptr ctx, plugin_ptr<cuplug::launcher> launcher,
 module::~module() {
   // Unload under the module's own context; a context that is already gone took the module
   // with it, so there is nothing left to do then.
-  if (interpreter_finalizing() || !get_context() || !get_context()->valid())
-    return;
-  try {
-    scoped_activation active(get_context());
+  release_under(get_context(), "cuModuleUnload", [this] {
     launcher_->unload_module(handle_);
-  } catch (...) {
-  }
+    return CUDA_SUCCESS;
+  });
 }
 
 module_ptr module::load(const void *image, std::size_t bytes,

@@ -11,21 +11,6 @@
 namespace cuplug::python {
 namespace {
 
-// Destroys a resource under its context without throwing; skipped when the context was detached
-// (the resource went with it) or the process is exiting (the driver reclaims everything).
-template <class Release>
-void release_in(const context_ptr &ctx, const char *routine, Release release) noexcept {
-  if (interpreter_finalizing() || !ctx->valid())
-    return;
-  try {
-    scoped_activation active(ctx);
-    cleanup_call(release(), routine);
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "cuplug WARNING: a clean-up operation failed (dead context maybe?)\n%s\n",
-                 e.what());
-  }
-}
-
 // true for CUDA_SUCCESS, false for CUDA_ERROR_NOT_READY, an exception otherwise.
 bool done(CUresult result, const char *routine) {
   if (result == CUDA_ERROR_NOT_READY)
@@ -47,8 +32,8 @@ public:
       CUPLUG_CALL(cuStreamCreate, &handle_, flags);
   }
   ~stream() {
-    release_in(get_context(), "cuStreamDestroy",
-               [this] { return entry(driver().cuStreamDestroy, "cuStreamDestroy")(handle_); });
+    release_under(get_context(), "cuStreamDestroy",
+                  [this] { return entry(driver().cuStreamDestroy, "cuStreamDestroy")(handle_); });
   }
   stream(const stream &) = delete;
   stream &operator=(const stream &) = delete;
@@ -81,8 +66,8 @@ public:
   // An event of another process, opened from its IPC handle in the current context.
   explicit event(const CUipcEventHandle &ipc) { CUPLUG_CALL(cuIpcOpenEventHandle, &handle_, ipc); }
   ~event() {
-    release_in(get_context(), "cuEventDestroy",
-               [this] { return entry(driver().cuEventDestroy, "cuEventDestroy")(handle_); });
+    release_under(get_context(), "cuEventDestroy",
+                  [this] { return entry(driver().cuEventDestroy, "cuEventDestroy")(handle_); });
   }
   event(const event &) = delete;
   event &operator=(const event &) = delete;
