@@ -1,0 +1,129 @@
+"""cuplug: CUDA for Python with swappable backends, compatible with PyCUDA.
+
+``import cuplug`` needs no GPU and no driver: the driver library is opened on the first GPU
+call. Backends (allocator, compiler, launcher, rng, interop) are plugins chosen at run time::
+
+    previous = cuplug.use(allocator="device")
+    with cuplug.using(compiler="nvrtc"):
+        ...
+    print(cuplug.config)          # each choice and where it came from
+    cuplug.plugins.diagnostics()  # every plugin file seen, and why any was refused
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+__version__ = "0.1.0"
+# PyCUDA's names for the version, for code written against it.
+VERSION = tuple(int(part) for part in __version__.split("."))
+VERSION_STATUS = ""
+VERSION_TEXT = __version__
+
+# After the version, so that a failing import of the extension still leaves it readable.
+from . import _core, config, plugins  # noqa: E402  (_core does not open the driver)
+
+# The config file's layer. A broken file is an error here, naming the file and the key, rather
+# than a silently ignored choice; CUPLUG_CONFIG= (empty) starts without one.
+config.load()
+
+_KIND_ARGS = ("allocator", "compiler", "launcher", "rng", "interop")
+
+
+def _check_available(kind: str, name: object) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"cuplug.use(): {kind} must be a backend name (str), got {name!r}")
+    _core.backends.info(kind, name)  # ConfigError listing what exists, and refused files
+
+
+def _options_by_kind(plugin_options: dict) -> dict[str, dict]:
+    by_kind = {}
+    for key, values in plugin_options.items():
+        kind = key[: -len("_options")] if key.endswith("_options") else None
+        if kind not in config.KINDS:
+            raise TypeError(
+                f"cuplug.use() got an unexpected keyword argument {key!r}; backend options are "
+                f"given as <kind>_options={{...}} with kind one of: {', '.join(config.KINDS)}"
+            )
+        if not hasattr(values, "items"):
+            raise TypeError(f"cuplug.use(): {key} must be a mapping of option names to values")
+        by_kind[kind] = dict(values)
+    return by_kind
+
+
+def use(
+    allocator: str | None = None,
+    compiler: str | None = None,
+    launcher: str | None = None,
+    rng: str | None = None,
+    interop: str | None = None,
+    **plugin_options: dict,
+) -> dict[str, str]:
+    """Chooses backends for the whole process; kinds left as None keep their choice.
+
+    Options go to the backend chosen in the same call, or the one selected for that kind:
+    ``cuplug.use(allocator="limiting", allocator_options={"limit": "4GiB"})``. Unknown names and
+    options the backend does not accept raise ConfigError listing what exists; nothing changes
+    then. Returns the previous selection of the kinds it chose, ``{kind: name}``, so that
+    ``cuplug.use(**previous)`` puts it back (``cuplug.using()`` restores exactly, sources and
+    options included)."""
+    args = dict(zip(_KIND_ARGS, (allocator, compiler, launcher, rng, interop)))
+    choices = {kind: name for kind, name in args.items() if name is not None}
+    options = _options_by_kind(plugin_options)
+    for kind, name in choices.items():
+        _check_available(kind, name)
+    previous = {kind: config.selected(kind).name for kind in choices}
+    state = config.snapshot()
+    try:
+        for kind, name in choices.items():
+            _core.backends.set_explicit(kind, name)
+        for kind, values in options.items():
+            name = choices.get(kind) or config.selected(kind).name
+            _check_available(kind, name)
+            config.set_options(kind, name, values)
+            try:
+                # Creating the backend now is what checks its options; it is cached for use.
+                _core.backends.create_backend(kind, name)
+            except config.ConfigError:
+                raise
+            except _core.Error:
+                # Creation may need a device or context that is not there yet; the options
+                # are checked again when the backend is first used.
+                pass
+    except BaseException:
+        config.restore(state)
+        raise
+    return previous
+
+
+@contextlib.contextmanager
+def using(
+    allocator: str | None = None,
+    compiler: str | None = None,
+    launcher: str | None = None,
+    rng: str | None = None,
+    interop: str | None = None,
+    **plugin_options: dict,
+) -> Iterator[None]:
+    """``with cuplug.using(allocator="pool"):`` chooses backends for the block, then puts the
+    explicit choices and options back exactly as they were. The choice is process-wide, not
+    per thread."""
+    state = config.snapshot()
+    use(allocator, compiler, launcher, rng, interop, **plugin_options)
+    try:
+        yield
+    finally:
+        config.restore(state)
+
+
+__all__ = [
+    "VERSION",
+    "VERSION_STATUS",
+    "VERSION_TEXT",
+    "__version__",
+    "config",
+    "plugins",
+    "use",
+    "using",
+]

@@ -1,0 +1,204 @@
+"""``python -m cuplug info [--json]``: versions, driver, devices, plugins, backends, cache.
+
+Works on a machine without a GPU or driver: whatever cannot be asked is reported with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+
+import cuplug
+from cuplug import _core, config, plugins
+
+
+def _numpy_version() -> str | None:
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy.__version__
+
+
+def _driver_report() -> dict:
+    available = bool(_core.backends.driver_available())
+    report = {
+        "available": available,
+        "library": _core.backends.driver_library_description(),
+        "version": None,
+        "devices": [],
+        "error": None,
+    }
+    if not available:
+        return report
+    try:
+        from cuplug import driver
+
+        version = driver.get_driver_version()
+        report["version"] = f"{version // 1000}.{version % 1000 // 10}"
+        driver.init()
+        for index in range(driver.Device.count()):
+            device = driver.Device(index)
+            major, minor = device.compute_capability()
+            report["devices"].append(
+                {
+                    "index": index,
+                    "name": device.name(),
+                    "compute_capability": f"{major}.{minor}",
+                    "total_memory": int(device.total_memory()),
+                }
+            )
+    except Exception as e:  # noqa: BLE001 - info reports any failure instead of dying on it
+        report["error"] = f"{type(e).__name__}: {e}"
+    return report
+
+
+def _plugins_report() -> dict:
+    sources = {p.path: p.source for p in plugins.available()}
+    candidates = []
+    for c in plugins.diagnostics():
+        candidates.append(
+            {
+                "path": c.path,
+                "state": c.state,
+                "reason": c.reason,
+                "kind": c.kind,
+                "name": c.name,
+                "version": c.version,
+                "abi_tag": c.abi_tag,
+                "abi_major": c.abi_major,
+                "interface_version": c.interface_version,
+                "source": sources.get(c.path),
+            }
+        )
+    return {
+        "folder": plugins.package_dir(),
+        "plugin_path": os.environ.get("CUPLUG_PLUGIN_PATH", ""),
+        "abi_major": _core.backends.PLUGIN_ABI_MAJOR,
+        "abi_tag": _core.backends.ABI_TAG,
+        "candidates": candidates,
+    }
+
+
+def _backends_report() -> dict:
+    report = {}
+    for kind, choice in config.selection().items():
+        report[kind] = {
+            "name": choice.name,
+            "source": choice.source,
+            "origin": choice.origin,
+            "available": bool(_core.backends.has(kind, choice.name)),
+            "options": config.options(kind, choice.name),
+        }
+    return report
+
+
+def collect() -> dict:
+    """Everything `info` shows, as plain data."""
+    return {
+        "cuplug": {"version": cuplug.__version__, "package": os.path.dirname(cuplug.__file__)},
+        "python": {"version": platform.python_version(), "executable": sys.executable},
+        "numpy": _numpy_version(),
+        "driver": _driver_report(),
+        "plugins": _plugins_report(),
+        "backends": _backends_report(),
+        "config_file": {"path": config.file(), "searched": _config_searched()},
+        "cache_dir": _core.backends.cache_directory(),
+        "cache_disabled": bool(_core.backends.cache_disabled()),
+    }
+
+
+def _config_searched() -> str:
+    if "CUPLUG_CONFIG" not in os.environ:
+        return config.user_config_path()
+    if not os.environ["CUPLUG_CONFIG"]:
+        return "nothing: CUPLUG_CONFIG is set empty"
+    return f"CUPLUG_CONFIG={os.environ['CUPLUG_CONFIG']}"
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def format_text(info: dict) -> str:
+    out = []
+    out.append(f"cuplug {info['cuplug']['version']} ({info['cuplug']['package']})")
+    out.append(f"python {info['python']['version']} ({info['python']['executable']})")
+    out.append(f"numpy  {info['numpy'] or 'not installed'}")
+
+    drv = info["driver"]
+    if drv["available"]:
+        version = f", CUDA {drv['version']}" if drv["version"] else ""
+        out.append(f"driver {drv['library']}{version}")
+    else:
+        out.append(f"driver unavailable: {drv['library']}")
+    out.append("devices:")
+    if drv["error"]:
+        out.append(f"  cannot list devices: {drv['error']}")
+    elif not drv["available"]:
+        out.append("  none (no driver)")
+    elif not drv["devices"]:
+        out.append("  none")
+    for d in drv["devices"]:
+        out.append(
+            f"  {d['index']}: {d['name']}  cc {d['compute_capability']}  {_gib(d['total_memory'])}"
+        )
+
+    plug = info["plugins"]
+    out.append(
+        f"plugins (package folder {plug['folder']}; "
+        f"CUPLUG_PLUGIN_PATH={plug['plugin_path'] or '(unset)'}; "
+        f"plugin ABI {plug['abi_major']}, {plug['abi_tag']}):"
+    )
+    if not plug["candidates"]:
+        out.append("  no candidate files found")
+    for c in plug["candidates"]:
+        head = f"  {c['state']:<9} {c['kind'] or '?':<9} {c['name'] or '?':<10} {c['path']}"
+        out.append(head)
+        details = []
+        if c["abi_tag"] is not None:
+            details.append(
+                f"ABI {c['abi_major']} {c['abi_tag']}, interface {c['interface_version']}"
+            )
+        if c["source"]:
+            details.append(f"from {c['source']}")
+        if c["reason"]:
+            details.append(c["reason"])
+        if details:
+            out.append("            " + "; ".join(details))
+
+    out.append("backends:")
+    for kind, b in info["backends"].items():
+        where = b["source"] if b["origin"] in ("", b["source"]) else f"{b['source']}: {b['origin']}"
+        status = "" if b["available"] else "  [NOT AVAILABLE]"
+        opts = ", ".join(f"{k}={v}" for k, v in sorted(b["options"].items()))
+        opts = f"  options: {opts}" if opts else ""
+        out.append(f"  {kind:<10} {b['name']:<10} ({where}){status}{opts}")
+
+    cfg = info["config_file"]
+    out.append(f"config file: {cfg['path'] or 'none'} (searched {cfg['searched']})")
+    disabled = " (disabled by CUPLUG_DISABLE_CACHE)" if info["cache_disabled"] else ""
+    out.append(f"cache dir: {info['cache_dir']}{disabled}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cuplug", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    info = commands.add_parser("info", help="show versions, driver, devices, plugins, backends")
+    info.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    args = parser.parse_args(argv)
+
+    data = collect()
+    try:
+        print(json.dumps(data, indent=2) if args.json else format_text(data), flush=True)
+    except BrokenPipeError:  # `python -m cuplug info | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""Backend selection and where each choice comes from; reads the TOML config file.
+
+Precedence, highest first: ``cuplug.use()`` > ``CUPLUG_<KIND>`` environment variables > the
+config file > built-in defaults. The file is ``$CUPLUG_CONFIG`` when set (an absolute path; set it
+empty to read no file), else ``$XDG_CONFIG_HOME/cuplug/cuplug.toml`` or
+``~/.config/cuplug/cuplug.toml``. The current directory is never searched: a checked-out project
+must not be able to pick the compiler or allocator of whoever runs Python in it.
+
+This module is also the object ``cuplug.config``: ``cuplug.config.allocator`` is the allocator
+choice with its source, ``print(cuplug.config)`` shows every kind.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import types
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from . import _core
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+_backends = _core.backends
+
+#: The backend kinds, in the order they are shown.
+KINDS: tuple[str, ...] = tuple(_backends.KINDS)
+
+ConfigError = _core.ConfigError
+
+
+class Choice(NamedTuple):
+    """The backend chosen for a kind, and why."""
+
+    name: str
+    #: "explicit", "environment", "config file" or "built-in default"
+    source: str
+    #: what set it: "cuplug.use()", the variable's name, the file's path, "built-in default"
+    origin: str
+
+
+# Options set through cuplug.use(), mirrored here so cuplug.using() can put back exactly what
+# was there before (the core only answers the merged file + explicit view).
+_explicit_options: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise ConfigError(f"unknown backend kind {kind!r}; kinds are: {', '.join(KINDS)}")
+    return kind
+
+
+def selected(kind: str) -> Choice:
+    """The backend chosen for ``kind`` and the layer that chose it."""
+    return Choice(*_backends.selected(_check_kind(kind)))
+
+
+def selection() -> dict[str, Choice]:
+    """Every kind's choice."""
+    return {kind: selected(kind) for kind in KINDS}
+
+
+def options(kind: str, name: str | None = None) -> dict[str, str]:
+    """Options a backend gets (file table overlaid with options given to ``cuplug.use()``);
+    ``name`` defaults to the selected backend of ``kind``."""
+    if name is None:
+        name = selected(kind).name
+    return dict(_backends.plugin_options(_check_kind(kind), name))
+
+
+def option_string(key: str, value: object) -> str:
+    """Plugin options are strings in the core; numbers and booleans are written as TOML does."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    raise ConfigError(
+        f"option {key!r}: {type(value).__name__} values are not supported; "
+        "give a string, a number or a boolean"
+    )
+
+
+def set_options(kind: str, name: str, values: Mapping[str, object]) -> None:
+    """Replaces the options set from Python for plugin ``kind.name`` (``{}`` clears them)."""
+    converted = {str(k): option_string(f"{kind}.{name}.{k}", v) for k, v in values.items()}
+    _backends.set_explicit_options(_check_kind(kind), name, converted)
+    if converted:
+        _explicit_options[(kind, name)] = converted
+    else:
+        _explicit_options.pop((kind, name), None)
+
+
+def snapshot() -> tuple[dict[str, str | None], dict[tuple[str, str], dict[str, str]]]:
+    """The explicit layer (choices and options), for restore()."""
+    choices = {kind: _backends.explicit_choice(kind) for kind in KINDS}
+    return choices, {key: dict(values) for key, values in _explicit_options.items()}
+
+
+def restore(state: tuple[dict[str, str | None], dict[tuple[str, str], dict[str, str]]]) -> None:
+    """Puts back an explicit layer taken with snapshot()."""
+    choices, saved_options = state
+    for kind, name in choices.items():
+        _backends.set_explicit(kind, name)
+    for kind, name in set(_explicit_options) | set(saved_options):
+        set_options(kind, name, saved_options.get((kind, name), {}))
+
+
+def reset() -> None:
+    """Forgets every choice and option made with ``cuplug.use()``."""
+    restore(({kind: None for kind in KINDS}, {}))
+
+
+# --- the config file ------------------------------------------------------------------------
+
+
+def user_config_path() -> str:
+    """Where the user's config file is looked for when CUPLUG_CONFIG is not set."""
+    base = os.environ.get("XDG_CONFIG_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "cuplug", "cuplug.toml")
+
+
+def config_path() -> str | None:
+    """The config file to read, or None. Raises ConfigError when CUPLUG_CONFIG is unusable."""
+    if "CUPLUG_CONFIG" in os.environ:
+        path = os.environ["CUPLUG_CONFIG"]
+        if not path:
+            return None
+        if not os.path.isabs(path):
+            raise ConfigError(
+                f"CUPLUG_CONFIG={path!r} is not an absolute path; cuplug never reads "
+                "configuration relative to the current directory"
+            )
+        if not os.path.exists(path):
+            raise ConfigError(f"CUPLUG_CONFIG names {path}, which does not exist")
+        return path
+    path = user_config_path()
+    return path if os.path.exists(path) else None
+
+
+def _table_error(path: str, where: str, problem: str) -> ConfigError:
+    return ConfigError(f"config file {path}: {where}: {problem}")
+
+
+def parse_file(path: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Reads a config file: ({kind: backend}, {"kind.name": {option: value}}).
+
+    Raises ConfigError naming the file and the offending key."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"config file {path}: not a regular file")
+        if info.st_mode & stat.S_IWOTH:
+            raise ConfigError(
+                f"config file {path}: writable by every user, so anyone could choose this "
+                f"process's backends; refusing it (chmod o-w {path})"
+            )
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ConfigError(f"config file {path}: cannot read it: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"config file {path}: not valid TOML: {e}") from None
+
+    backends: dict[str, str] = {}
+    plugin_options: dict[str, dict[str, str]] = {}
+    kinds = ", ".join(KINDS)
+    for key, value in data.items():
+        if key == "backends":
+            if not isinstance(value, dict):
+                raise _table_error(path, "backends", "must be a table: [backends]")
+            for kind, name in value.items():
+                if kind not in KINDS:
+                    raise _table_error(
+                        path, f"[backends] {kind}", f"unknown backend kind; kinds are: {kinds}"
+                    )
+                if not isinstance(name, str) or not name.strip():
+                    raise _table_error(
+                        path, f"[backends] {kind}", f"expected a backend name string, got {name!r}"
+                    )
+                backends[kind] = name.strip()
+        elif key in KINDS:
+            if not isinstance(value, dict):
+                raise _table_error(
+                    path,
+                    key,
+                    f"'{key} = ...' at the top level is not a choice; choose with "
+                    f'[backends] {key} = "<name>", give options in [{key}.<name>] tables',
+                )
+            for name, table in value.items():
+                if not isinstance(table, dict):
+                    raise _table_error(
+                        path, f"{key}.{name}", f"must be a table of options: [{key}.{name}]"
+                    )
+                try:
+                    plugin_options[f"{key}.{name}"] = {
+                        opt: option_string(opt, v) for opt, v in table.items()
+                    }
+                except ConfigError as e:
+                    raise _table_error(path, f"[{key}.{name}]", str(e)) from None
+        else:
+            raise _table_error(
+                path,
+                key,
+                f"unknown table; expected [backends] or [<kind>.<name>] with kind one of: {kinds}",
+            )
+    return backends, plugin_options
+
+
+def load(path: str | None = None) -> str | None:
+    """Reads the config file (``path``, or the one config_path() names) into the core's file
+    layer, replacing what was there; returns the path read, or None when there is no file."""
+    if path is None:
+        path = config_path()
+    if path is None:
+        _backends.clear_file_layer()
+        return None
+    backends, plugin_options = parse_file(path)
+    _backends.set_file_layer(path, backends, plugin_options)
+    return path
+
+
+def file() -> str | None:
+    """Path of the config file in use, or None."""
+    return _backends.file_path() or None
+
+
+# --- the module as an object ----------------------------------------------------------------
+
+
+def describe() -> str:
+    """A table of every kind's choice and its source."""
+    lines = []
+    for kind, choice in selection().items():
+        where = (
+            choice.source
+            if choice.origin in ("", choice.source)
+            else (f"{choice.source}: {choice.origin}")
+        )
+        lines.append(f"{kind:<10} {choice.name:<10} ({where})")
+    path = file()
+    lines.append(f"config file: {path if path else 'none'}")
+    return "\n".join(lines)
+
+
+class _ConfigModule(types.ModuleType):
+    """Lets ``cuplug.config.allocator`` and ``cuplug.config["allocator"]`` read the choice."""
+
+    def __getattr__(self, name: str) -> Choice:
+        if name in KINDS:
+            return selected(name)
+        raise AttributeError(f"module 'cuplug.config' has no attribute {name!r}")
+
+    def __getitem__(self, kind: str) -> Choice:
+        return selected(kind)
+
+    def __iter__(self):
+        return iter(KINDS)
+
+    def __repr__(self) -> str:
+        return describe()
+
+
+sys.modules[__name__].__class__ = _ConfigModule

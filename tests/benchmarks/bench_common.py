@@ -1,0 +1,83 @@
+"""Shared pieces of the benchmark scripts: finding a GPU, the raw C++ baselines, timing, output."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+
+def skip(script: str, reason: str) -> None:
+    """Ends the benchmark with a clear message, exit status 0: no GPU is not a failure."""
+    print(f"{script}: skipped: {reason}")
+    sys.exit(0)
+
+
+def require_gpu(script: str):
+    """Returns cuplug.driver with a context on device 0 pushed, or ends the script (skipped)."""
+    try:
+        from cuplug import _core
+    except ImportError as e:
+        skip(script, f"cannot import cuplug ({e}); build it and set PYTHONPATH=<build>/python")
+    if not _core.backends.driver_available():
+        skip(script, f"no CUDA driver: {_core.backends.driver_library_description()}")
+    if "fake" in os.environ.get("CUPLUG_CUDA_DRIVER", ""):
+        skip(script, "CUPLUG_CUDA_DRIVER names the fake driver; timings need a real GPU")
+    from cuplug import driver
+
+    driver.init()
+    if driver.Device.count() == 0:
+        skip(script, "the driver reports no CUDA device")
+    ctx = driver.Device(0).retain_primary_context()
+    ctx.push()
+    return driver, ctx
+
+
+def raw_binary(name: str) -> str:
+    """Path of a raw baseline built by the project: <CUPLUG_BUILD_DIR or build>/tests/benchmarks."""
+    build = os.environ.get("CUPLUG_BUILD_DIR", "build")
+    path = os.path.join(build, "tests", "benchmarks", name)
+    if not os.access(path, os.X_OK):
+        raise SystemExit(
+            f"{name} not found at {path}: build it (ninja -C {build} {name}) or set "
+            "CUPLUG_BUILD_DIR to the build folder"
+        )
+    return path
+
+
+def run_raw(name: str, *args: str) -> list[dict[str, str]]:
+    """Runs a raw baseline; returns the key=value fields of each "<name>: ..." line it prints."""
+    proc = subprocess.run(
+        [raw_binary(name), *args], capture_output=True, text=True, timeout=300, check=False
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"{name} failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    rows = []
+    for line in proc.stdout.splitlines():
+        if line.startswith(f"{name}:"):
+            rows.append(dict(re.findall(r"(\w+)=(\S+)", line)))
+    if not rows:
+        raise SystemExit(f"{name} printed no result: {proc.stdout!r}")
+    return rows
+
+
+def time_per_call(batch, iters: int, repeats: int) -> tuple[float, float]:
+    """(best, median) seconds per call of batch(iters), which runs iters calls and waits for
+    the GPU; timed exactly as the raw baselines time themselves."""
+    batch(min(iters, 2000))  # warm-up
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        batch(iters)
+        samples.append((time.perf_counter() - t0) / iters)
+    return min(samples), statistics.median(samples)
+
+
+def write_json(path: str | None, data: dict) -> None:
+    if path:
+        with open(path, "w") as f:
+            json.dump(data, f, indent=2)

@@ -1,0 +1,125 @@
+// Raw C++ floor for kernel launch overhead: N cuLaunchKernel calls of an empty kernel.
+// Usage: raw_launch [--iters N] [--repeats R] [--ptx-out FILE]
+// Prints one line: "raw_launch: us_per_launch=<best> median_us=<median> ..." (bench_launch.py
+// parses it). --ptx-out writes the PTX it launched, so Python loads exactly the same kernel.
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// The benchmark kernel: a pointer and a count, like a typical elementwise kernel, doing nothing.
+const char *const kernel_source = R"(
+extern "C" __global__ void empty_kernel(float *data, int n) {}
+)";
+
+void check(CUresult r, const char *what) {
+  if (r == CUDA_SUCCESS)
+    return;
+  const char *name = "?";
+  cuGetErrorName(r, &name);
+  std::fprintf(stderr, "raw_launch: %s failed: %s\n", what, name);
+  std::exit(1);
+}
+
+void check_nvrtc(nvrtcResult r, const char *what) {
+  if (r == NVRTC_SUCCESS)
+    return;
+  std::fprintf(stderr, "raw_launch: %s failed: %s\n", what, nvrtcGetErrorString(r));
+  std::exit(1);
+}
+
+std::string compile_ptx(int major, int minor) {
+  nvrtcProgram prog;
+  check_nvrtc(nvrtcCreateProgram(&prog, kernel_source, "empty_kernel.cu", 0, nullptr, nullptr),
+              "nvrtcCreateProgram");
+  const std::string arch = "--gpu-architecture=compute_" + std::to_string(major * 10 + minor);
+  const char *opts[] = {arch.c_str()};
+  check_nvrtc(nvrtcCompileProgram(prog, 1, opts), "nvrtcCompileProgram");
+  size_t size = 0;
+  check_nvrtc(nvrtcGetPTXSize(prog, &size), "nvrtcGetPTXSize");
+  std::string ptx(size, '\0');
+  check_nvrtc(nvrtcGetPTX(prog, ptx.data()), "nvrtcGetPTX");
+  nvrtcDestroyProgram(&prog);
+  return ptx;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int iters = 20000, repeats = 15;
+  const char *ptx_out = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
+      repeats = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--ptx-out") && i + 1 < argc)
+      ptx_out = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--iters N] [--repeats R] [--ptx-out FILE]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (iters <= 0 || repeats <= 0) {
+    std::fprintf(stderr, "raw_launch: --iters and --repeats must be positive\n");
+    return 2;
+  }
+
+  check(cuInit(0), "cuInit");
+  CUdevice dev;
+  check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+  char name[256];
+  check(cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
+  int major = 0, minor = 0;
+  check(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc");
+  check(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc");
+  CUcontext ctx;
+  check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+
+  const std::string ptx = compile_ptx(major, minor);
+  if (ptx_out != nullptr) {
+    std::ofstream(ptx_out, std::ios::binary).write(ptx.c_str(), std::strlen(ptx.c_str()));
+  }
+  CUmodule module;
+  check(cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData");
+  CUfunction function;
+  check(cuModuleGetFunction(&function, module, "empty_kernel"), "cuModuleGetFunction");
+
+  CUdeviceptr data;
+  check(cuMemAlloc(&data, 1024), "cuMemAlloc");
+  int n = 256;
+  void *params[] = {&data, &n};
+  auto launch_batch = [&](int count) {
+    for (int i = 0; i < count; ++i)
+      check(cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr),
+            "cuLaunchKernel");
+    check(cuCtxSynchronize(), "cuCtxSynchronize");
+  };
+
+  launch_batch(2000); // warm-up: module JIT, first-launch setup
+  std::vector<double> per_launch_us;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    launch_batch(iters);
+    const auto t1 = std::chrono::steady_clock::now();
+    per_launch_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
+  }
+  std::sort(per_launch_us.begin(), per_launch_us.end());
+  std::printf("raw_launch: us_per_launch=%.3f median_us=%.3f iters=%d repeats=%d device=%s\n",
+              per_launch_us.front(), per_launch_us[per_launch_us.size() / 2], iters, repeats, name);
+
+  cuMemFree(data);
+  cuModuleUnload(module);
+  cuDevicePrimaryCtxRelease(dev);
+  return 0;
+}

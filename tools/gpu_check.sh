@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# On the GPU test machine (shared/gpu-machine.md): build cuplug into build-gpu/, run ctest and
+# pytest against the real driver, compute-sanitizer (memcheck) over the GPU tests, then the
+# benchmarks. Logs go to OUTDIR; the last line printed is one summary line. Exit non-zero on any
+# failure. Fits in 9 minutes: every step runs under its own time limit.
+# Usage: bash tools/gpu_check.sh OUTDIR
+set -u
+if [ $# -ne 1 ]; then
+  echo "usage: bash tools/gpu_check.sh OUTDIR" >&2
+  exit 2
+fi
+mkdir -p "$1" || exit 2
+out=$(cd "$1" && pwd)
+cd "$(dirname "$0")/.." || exit 2
+root=$PWD
+build=$root/build-gpu
+jobs=$(nproc)
+deadline=$((SECONDS + 530)) # leaves a margin under the 10-minute limit of one command
+summary=()
+failed=0
+
+finish() {
+  local line
+  line="cuplug-gpu: $(IFS='|'; echo "${summary[*]}" | sed 's/|/ | /g')"
+  echo "$line" >"$out/summary.txt"
+  echo "$line"
+  exit $failed
+}
+note() { summary+=("$1"); }
+fail() { summary+=("$1"); failed=1; }
+# Seconds a step may take: its cap, or what is left before the deadline minus a reserve.
+budget() {
+  local cap=$1 left=$((deadline - SECONDS - $2))
+  [ $left -lt $cap ] && cap=$left
+  [ $cap -lt 10 ] && cap=10
+  echo $cap
+}
+
+python=$(python3 -c 'import sys; print(sys.executable)')
+export PYTHONPATH="$build/python" CUPLUG_BUILD_DIR="$build" PYTHONUNBUFFERED=1
+# Real driver and devices: never the fake one, and no stale choices from the environment.
+unset CUPLUG_CUDA_DRIVER CUPLUG_ALLOCATOR CUPLUG_COMPILER CUPLUG_LAUNCHER CUPLUG_RNG CUPLUG_INTEROP \
+  CUPLUG_PLUGIN_PATH CUPLUG_CONFIG CUPLUG_DISABLE_CACHE
+export CUPLUG_CACHE_DIR="$build/kernel-cache"
+export PATH="/usr/local/cuda/bin:$PATH"
+
+# --- build ------------------------------------------------------------------------------------
+if ! echo '#include <boost/dll.hpp>' | g++ -std=c++17 -DBOOST_DLL_USE_STD_FS -x c++ -fsyntax-only - \
+  >"$out/build.log" 2>&1; then
+  fail "build FAILED: Boost headers (boost/dll.hpp) not found; install Boost >= 1.74 headers"
+  finish
+fi
+limit=$(budget 300 200)
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  timeout "$limit" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DPython_EXECUTABLE="$python" &&
+    timeout "$limit" cmake --build "$build" -j "$jobs"
+} >>"$out/build.log" 2>&1
+rc=$?
+if [ $rc -eq 124 ]; then
+  fail "build TIMEOUT after ${limit}s (build.log)"
+  finish
+elif [ $rc -ne 0 ]; then
+  fail "build FAILED (build.log: $(grep -m1 -E 'error:|FAILED:|CMake Error' "$out/build.log" | cut -c1-160))"
+  finish
+fi
+note "build ok"
+
+# --- ctest ------------------------------------------------------------------------------------
+timeout "$(budget 90 170)" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
+  >"$out/ctest.log" 2>&1
+rc=$?
+counts=$(grep -oE '[0-9]+ tests failed out of [0-9]+' "$out/ctest.log" | tail -1)
+total=${counts##* }
+bad=${counts%% *}
+if [ -n "$counts" ] && [ $rc -eq 0 ]; then
+  note "ctest $((total - bad))/$total"
+else
+  fail "ctest FAILED ${counts:+$((total - bad))/$total }(exit $rc)"
+fi
+
+# --- pytest (all tests, real GPU) -------------------------------------------------------------
+timeout "$(budget 180 150)" "$python" -m pytest tests/python -ra -p no:cacheprovider \
+  >"$out/pytest.log" 2>&1
+rc=$?
+result=$(grep -E '^[=]* ?[0-9]+ (passed|failed|error)' "$out/pytest.log" | tail -1 |
+  sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g')
+# conftest.py prints the driver it chose; GPU tests prove nothing unless it is the real one.
+mode=$(grep -m1 -oE 'cuplug CUDA driver: [A-Z]+' "$out/pytest.log" | awk '{print $4}')
+if [ "$mode" != REAL ]; then
+  fail "pytest FAILED: driver mode ${mode:-unknown}, not REAL ($(grep -m1 'cuplug CUDA driver' \
+    "$out/pytest.log" | cut -c1-160))"
+elif [ $rc -eq 0 ]; then
+  note "pytest ${result:-ok}"
+else
+  fail "pytest FAILED ${result:-(exit $rc)}"
+fi
+
+# --- compute-sanitizer over the GPU tests ------------------------------------------------------
+limit=$(budget 150 100)
+if ! command -v compute-sanitizer >/dev/null; then
+  fail "sanitizer FAILED: compute-sanitizer not found"
+else
+  timeout "$limit" compute-sanitizer --tool memcheck --error-exitcode 86 --print-limit 20 \
+    --target-processes application-only "$python" -m pytest tests/python -q -p no:cacheprovider \
+    -m "gpu or real_gpu" -k "not examples" >"$out/sanitizer.log" 2>&1
+  rc=$?
+  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$out/sanitizer.log" | awk '{s += $3} END {print s + 0}')
+  ran=$(grep -E '[0-9]+ passed' "$out/sanitizer.log" | tail -1 | grep -oE '[0-9]+ passed')
+  if [ "$errors" -gt 0 ] || [ $rc -eq 86 ]; then
+    fail "sanitizer FAILED ($errors memcheck errors, sanitizer.log)"
+  elif [ $rc -eq 124 ]; then
+    fail "sanitizer TIMEOUT after ${limit}s (0 errors in the part that ran)"
+  elif [ $rc -ne 0 ]; then
+    fail "sanitizer FAILED (pytest exit $rc under memcheck)"
+  else
+    note "sanitizer ok (${ran:-0 passed}, 0 errors)"
+  fi
+fi
+
+# --- benchmarks -------------------------------------------------------------------------------
+timeout "$(budget 150 0)" bash tests/benchmarks/run_all.sh "$out" >"$out/bench.log" 2>&1
+rc=$?
+ratios=$("$python" - "$out/bench.json" <<'PY'
+import json, sys
+try:
+    bench = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    bench = {}
+parts, missing = [], False
+
+
+def add(name, describe):
+    global missing
+    try:
+        parts.append(describe(bench[name]))
+    except (KeyError, TypeError, ValueError):
+        parts.append(f"{name} not measured")
+        missing = True
+
+
+def launch(r):
+    r = r["results"]
+    return (f"launch prepared {r['prepared_call']['ratio_vs_raw']:.2f}x raw, "
+            f"__call__ {r['__call__']['ratio_vs_raw']:.2f}x (raw {r['raw C++']['best_us']:.2f}us)")
+
+
+def copy(r):
+    big = max(r["results"], key=lambda row: row["bytes"])
+    q = big["cuplug"]["ratio_vs_raw"]
+    return f"copy {big['bytes'] >> 20}MiB h2d {q['h2d']:.2f}x d2h {q['d2h']:.2f}x raw"
+
+
+def alloc(r):
+    return f"alloc pool {r['python_us']['cuplug DeviceMemoryPool']['best_us']:.2f}us"
+
+
+def compile_(r):
+    return f"compile cold {r['cold_ratio']:.2f}x raw NVRTC"
+
+
+add("bench_launch", launch)
+add("bench_copy", copy)
+add("bench_alloc", alloc)
+add("bench_compile", compile_)
+print(", ".join(parts))
+sys.exit(1 if missing else 0)
+PY
+)
+measured=$?
+if [ $rc -eq 0 ] && [ $measured -eq 0 ]; then
+  note "bench ok ($ratios)"
+else
+  fail "bench FAILED (exit $rc; $ratios; bench.log)"
+fi
+finish
