@@ -71,13 +71,14 @@ note "build ok"
 timeout "$(budget 90 170)" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
   >"$out/ctest.log" 2>&1
 rc=$?
-counts=$(grep -oE '[0-9]+ tests failed out of [0-9]+' "$out/ctest.log" | tail -1)
-total=${counts##* }
-bad=${counts%% *}
-if [ -n "$counts" ] && [ $rc -eq 0 ]; then
+# "100% tests passed, 0 tests failed out of 16" (CMake 3.x) or "100% tests passed out of 16" (4.x)
+total=$(grep -oE 'tests passed.* out of [0-9]+' "$out/ctest.log" | tail -1 | grep -oE '[0-9]+$')
+bad=$(grep -oE '[0-9]+ tests failed' "$out/ctest.log" | tail -1 | grep -oE '^[0-9]+')
+bad=${bad:-0}
+if [ -n "$total" ] && [ $rc -eq 0 ]; then
   note "ctest $((total - bad))/$total"
 else
-  fail "ctest FAILED ${counts:+$((total - bad))/$total }(exit $rc)"
+  fail "ctest FAILED ${total:+$((total - bad))/$total }(exit $rc)"
 fi
 
 # --- pytest (all tests, real GPU) -------------------------------------------------------------
@@ -102,7 +103,10 @@ limit=$(budget 150 100)
 if ! command -v compute-sanitizer >/dev/null; then
   fail "sanitizer FAILED: compute-sanitizer not found"
 else
-  timeout "$limit" compute-sanitizer --tool memcheck --error-exitcode 86 --print-limit 20 \
+  # API errors are not reported: the tests provoke them on purpose (out of memory, unknown
+  # symbols, the end of cuFuncGetParamInfo's parameter list); memory access errors are.
+  timeout "$limit" compute-sanitizer --tool memcheck --report-api-errors no \
+    --error-exitcode 86 --print-limit 20 \
     --target-processes application-only "$python" -m pytest tests/python -q -p no:cacheprovider \
     -m "gpu or real_gpu" -k "not examples" >"$out/sanitizer.log" 2>&1
   rc=$?

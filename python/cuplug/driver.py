@@ -21,6 +21,10 @@ globals().update(
     }
 )
 
+# The extension's submodules (backend registry, allocator bindings) belong to cuplug.plugins
+# and cuplug.memory, not to PyCUDA's driver namespace.
+del allocators, backends  # noqa: F821
+
 CUDA_DEBUGGING = False
 
 
