@@ -1,4 +1,4 @@
-// The plugin registry: discovery, safety and manifest checks before loading, and object creation.
+// The plugin registry: discovery order, the table of loaded backends, duplicates, create().
 #include <cuplug/allocator.hpp>
 #include <cuplug/backends.hpp>
 #include <cuplug/compiler.hpp>
@@ -8,56 +8,35 @@
 #include <cuplug/registry.hpp>
 #include <cuplug/rng.hpp>
 
-#include "elf_manifest.hpp"
+#include "plugin_loader.hpp"
 
 #include <boost/core/demangle.hpp>
-#include <boost/dll/shared_library.hpp>
 
 #include <dlfcn.h>
-#include <grp.h>
-#include <pwd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <sstream>
 #include <typeinfo>
 
-// CUPLUG_VERSION ("X.Y", from the project version in CMake) is for "rebuild it against cuplug
-// X.Y" advice.
+// Whether a file may be trusted and how it is opened lives in plugin_loader.cpp; this file
+// decides which of the loaded plugins answers to a name.
 
 namespace fs = std::filesystem;
 
 namespace cuplug {
 
-// One loaded plugin library. Never unloaded: the registry (leaked) keeps every one it loaded,
-// because objects, static data and exception types of a plugin may outlive any owner we track.
-class plugin_library {
-public:
-  explicit plugin_library(boost::dll::shared_library lib) : library_(std::move(lib)) {}
-  // Finds the create/destroy pair; throws (naming the symbol) if either is missing.
-  void resolve() {
-    create_ = &library_.get_alias<create_fn>(create_alias);
-    destroy_ = &library_.get_alias<destroy_fn>(destroy_alias);
-  }
-  create_fn *create() const { return create_; }
-  destroy_fn *destroy() const { return destroy_; }
-
-private:
-  boost::dll::shared_library library_;
-  create_fn *create_ = nullptr;
-  destroy_fn *destroy_ = nullptr;
-};
+using detail::field_string;
+using detail::join;
+using detail::known_kind;
+using detail::terminated;
+using detail::valid_name;
 
 namespace {
-
-constexpr const char *rebuild_advice = "rebuild it against cuplug " CUPLUG_VERSION;
 
 // Explicit paths win over CUPLUG_PLUGIN_PATH, which wins over the package's own folder.
 int source_rank(const std::string &source) {
@@ -66,139 +45,6 @@ int source_rank(const std::string &source) {
   if (source == "package")
     return 2;
   return 0; // "explicit", "builtin"
-}
-
-bool valid_name(const std::string &name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
-bool known_kind(std::uint32_t kind) { return kind >= 1 && kind <= 5; }
-
-template <std::size_t N> bool terminated(const char (&field)[N]) {
-  return std::memchr(field, '\0', N) != nullptr;
-}
-template <std::size_t N> std::string field_string(const char (&field)[N]) {
-  return std::string(field, strnlen(field, N));
-}
-
-std::string join(const std::vector<std::string> &items, const char *quote = "") {
-  std::string out;
-  for (const std::string &s : items)
-    out += (out.empty() ? "" : ", ") + (quote + s + quote);
-  return out;
-}
-
-std::string user_name(uid_t uid) {
-  char buffer[4096];
-  passwd pw{}, *found = nullptr;
-  if (getpwuid_r(uid, &pw, buffer, sizeof buffer, &found) == 0 && found != nullptr)
-    return found->pw_name;
-  return "uid " + std::to_string(uid);
-}
-
-// A group that only its owner can be in (Debian/Ubuntu "user private groups", umask 002): group
-// write permission then grants nobody else anything, so it is not refused.
-bool private_group_of(gid_t gid, uid_t owner) {
-  char pw_buffer[4096], gr_buffer[16384];
-  passwd pw{}, *pw_found = nullptr;
-  group gr{}, *gr_found = nullptr;
-  if (getpwuid_r(owner, &pw, pw_buffer, sizeof pw_buffer, &pw_found) != 0 || pw_found == nullptr)
-    return false;
-  if (getgrgid_r(gid, &gr, gr_buffer, sizeof gr_buffer, &gr_found) != 0 || gr_found == nullptr)
-    return false;
-  const bool no_other_members =
-      gr.gr_mem == nullptr || gr.gr_mem[0] == nullptr ||
-      (gr.gr_mem[1] == nullptr && std::strcmp(gr.gr_mem[0], pw.pw_name) == 0);
-  return pw.pw_gid == gid && std::strcmp(gr.gr_name, pw.pw_name) == 0 && no_other_members;
-}
-
-std::string octal_mode(mode_t mode) {
-  char out[8];
-  std::snprintf(out, sizeof out, "%04o", static_cast<unsigned>(mode & 07777));
-  return out;
-}
-
-// Why `p` (a plugin file or its folder) cannot be trusted, or "" if it can: anyone who could
-// replace it could run code in this process.
-std::string unsafe_reason(const fs::path &p, const char *what) {
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0)
-    return std::string("cannot inspect ") + what + " " + p.string() + ": " + std::strerror(errno);
-  const uid_t me = ::geteuid();
-  if (st.st_uid != 0 && st.st_uid != me)
-    return std::string("refused: the ") + what + " " + p.string() + " is owned by " +
-           user_name(st.st_uid) + ", not by root or by you (" + user_name(me) +
-           "), so its owner could replace it: move it to a folder you own, or run chown " +
-           user_name(me) + " " + p.string();
-  if ((st.st_mode & S_IWOTH) != 0)
-    return std::string("refused: the ") + what + " " + p.string() +
-           " is writable by others (mode " + octal_mode(st.st_mode) +
-           "), so anyone could replace it: run chmod o-w " + p.string();
-  if ((st.st_mode & S_IWGRP) != 0 && !private_group_of(st.st_gid, st.st_uid))
-    return std::string("refused: the ") + what + " " + p.string() +
-           " is writable by its group (mode " + octal_mode(st.st_mode) +
-           "), so other users could replace it: run chmod g-w " + p.string();
-  return {};
-}
-
-// Who a message is about: "plugin 'nvrtc' (/path/libx.so)", or the file alone while the
-// manifest's name cannot be trusted yet.
-std::string who(const plugin_manifest &m, const std::string &path) {
-  const std::string name = field_string(m.name);
-  if (terminated(m.name) && valid_name(name))
-    return "plugin '" + name + "' (" + path + ")";
-  return "plugin file " + path;
-}
-
-// Everything the manifest must satisfy before the library is loaded; "" when it does.
-std::string manifest_problem(const plugin_manifest &m, std::size_t section_bytes,
-                             const std::string &path) {
-  static const char expected_magic[8] = {'C', 'U', 'P', 'L', 'U', 'G', 'M', '\0'};
-  if (std::memcmp(m.magic, expected_magic, sizeof expected_magic) != 0)
-    return "plugin file " + path + " has a '" + manifest_section +
-           "' section that does not hold a cuplug manifest (bad magic bytes): " + rebuild_advice +
-           " with CUPLUG_PLUGIN(...)";
-  if (m.abi_major != plugin_abi_major)
-    return who(m, path) + " was built for plugin ABI " + std::to_string(m.abi_major) +
-           ", this cuplug provides " + std::to_string(plugin_abi_major) + ": " + rebuild_advice;
-  if (m.struct_size != sizeof(plugin_manifest) || section_bytes != sizeof(plugin_manifest)) {
-    std::string msg = who(m, path) + " has a manifest of " + std::to_string(m.struct_size) +
-                      " bytes in a " + std::to_string(section_bytes) +
-                      "-byte section, this cuplug expects " +
-                      std::to_string(sizeof(plugin_manifest)) + ": " + rebuild_advice;
-    if (section_bytes > m.struct_size && m.struct_size == sizeof(plugin_manifest))
-      msg += " (is CUPLUG_PLUGIN used more than once in it?)";
-    return msg;
-  }
-  for (auto [field, ok] :
-       {std::pair{"abi_tag", terminated(m.abi_tag)}, std::pair{"name", terminated(m.name)},
-        std::pair{"description", terminated(m.description)},
-        std::pair{"version", terminated(m.version)}})
-    if (!ok)
-      return who(m, path) + " has a corrupt manifest: field '" + field +
-             "' is not NUL-terminated; " + rebuild_advice;
-  if (!known_kind(m.kind))
-    return who(m, path) + " declares plugin kind " + std::to_string(m.kind) +
-           ", which this cuplug does not know (it knows allocator, compiler, launcher, rng, "
-           "interop): it needs a newer cuplug, or " +
-           rebuild_advice;
-  const auto kind = static_cast<plugin_kind>(m.kind);
-  if (m.interface_version != interface_version(kind))
-    return who(m, path) + " implements " + to_string(kind) + " interface version " +
-           std::to_string(m.interface_version) + ", this cuplug provides " +
-           std::to_string(interface_version(kind)) + ": " + rebuild_advice;
-  if (field_string(m.abi_tag) != CUPLUG_ABI_TAG)
-    return who(m, path) + " was built with ABI tag '" + field_string(m.abi_tag) +
-           "', this cuplug has '" CUPLUG_ABI_TAG
-           "' (compiler family, C++ ABI, standard library and architecture must match): rebuild "
-           "it with the compiler and standard library cuplug was built with";
-  if (!valid_name(field_string(m.name)))
-    return "plugin file " + path + " has the name '" + field_string(m.name) +
-           "'; backend names are lowercase letters, digits and '_' (e.g. 'my_pool'): fix the "
-           "name in its CUPLUG_PLUGIN(...)";
-  return {};
 }
 
 bool is_kind(plugin_object *object, plugin_kind kind) {
@@ -449,23 +295,7 @@ plugin_candidate registry::impl::load_file(const fs::path &file, const std::stri
   if (auto it = loaded_files.find(real.string()); it != loaded_files.end())
     return candidates[candidate_index.at(it->second)]; // already loaded: loading is idempotent
 
-  // Safety before anything is read: the file, its real folder, and the folder it was named in.
-  std::string unsafe = unsafe_reason(real, "plugin file");
-  if (unsafe.empty())
-    unsafe = unsafe_reason(real.parent_path(), "folder");
-  if (unsafe.empty() && file.parent_path() != real.parent_path())
-    unsafe = unsafe_reason(file.parent_path(), "folder");
-  if (!unsafe.empty())
-    return reject(std::move(unsafe));
-
-  std::size_t section_bytes = 0;
-  try {
-    c.manifest = read_elf_manifest(real.string(), &section_bytes);
-    c.has_manifest = true;
-  } catch (const std::exception &e) {
-    return reject(std::string("not a usable plugin: ") + e.what());
-  }
-  if (std::string problem = manifest_problem(c.manifest, section_bytes, c.path); !problem.empty())
+  if (std::string problem = detail::check_candidate(file, real, c); !problem.empty())
     return reject(std::move(problem));
 
   const plugin_manifest &m = c.manifest;
@@ -474,6 +304,7 @@ plugin_candidate registry::impl::load_file(const fs::path &file, const std::stri
   const entry_key key{kind, name};
   const int rank = source_rank(source);
   std::shared_ptr<const entry> previous;
+  // Decided before the library is opened, so a losing duplicate never runs any of its code.
   if (auto it = entries.find(key); it != entries.end()) {
     if (it->second->rank <= rank) {
       c.outcome = plugin_candidate::state::duplicate;
@@ -486,39 +317,11 @@ plugin_candidate registry::impl::load_file(const fs::path &file, const std::stri
     previous = it->second;
   }
 
-  try {
-    const std::vector<std::string> missing =
-        missing_elf_exports(real.string(), {create_alias, destroy_alias});
-    if (!missing.empty())
-      return reject(who(m, c.path) + " does not export " + join(missing, "'") +
-                    ": it was not built with CUPLUG_PLUGIN(...), or the symbols were hidden; " +
-                    rebuild_advice);
-  } catch (const std::exception &e) {
-    return reject(std::string("not a usable plugin: ") + e.what());
-  }
-
-  // RTLD_NOW: a missing dependency (libnvrtc, libcurand) fails here, with its name, instead of
-  // at the first call. RTLD_LOCAL: plugins do not see one another's symbols. dlopen first, for
-  // dlerror's plain message; that handle is never closed, like every plugin handle.
-  if (::dlopen(real.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
-    const char *why = ::dlerror();
-    return reject(who(m, c.path) + " could not be loaded (unavailable): " +
-                  (why != nullptr ? why : "dlopen failed"));
-  }
-  std::shared_ptr<plugin_library> library;
-  try {
-    library = std::make_shared<plugin_library>(boost::dll::shared_library(
-        real, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local));
-  } catch (const std::exception &e) {
-    return reject(who(m, c.path) + " could not be loaded (unavailable): " + e.what());
-  }
-  libraries.push_back(library); // kept even if refused below: its initialisers have run
-  try {
-    library->resolve();
-  } catch (const std::exception &e) {
-    return reject(who(m, c.path) + " does not provide its create/destroy pair: " + e.what() + "; " +
-                  rebuild_advice);
-  }
+  detail::loaded_library loaded = detail::load_library(real, c);
+  if (loaded.library)
+    libraries.push_back(loaded.library); // kept even when refused: its initialisers have run
+  if (!loaded.problem.empty())
+    return reject(std::move(loaded.problem));
 
   auto e = std::make_shared<entry>();
   e->info = plugin_info{name,
@@ -529,7 +332,7 @@ plugin_candidate registry::impl::load_file(const fs::path &file, const std::stri
                         field_string(m.abi_tag),
                         source};
   e->rank = rank;
-  e->library = library;
+  e->library = loaded.library;
   if (previous) {
     supersede(*previous, c.path + " (" + source + ")");
     replaced = true;

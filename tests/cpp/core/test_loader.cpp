@@ -1,4 +1,4 @@
-// Tests the handshake in core/src/registry.cpp: what is refused before loading, and why.
+// Tests the handshake in core/src/plugin_loader.cpp: what is refused before loading, and why.
 #define BOOST_TEST_MODULE loader
 #include <boost/test/included/unit_test.hpp>
 
