@@ -1,11 +1,14 @@
-// Kernel argument packing: PyCUDA's struct-format layouts (prepared calls) and its per-argument
-// type dispatch (Function.__call__), written into one parameter buffer with native alignment.
+// Kernel argument packing: PyCUDA's struct-format layouts (prepared calls, arg_format.cpp,
+// kernel_fit.cpp) and its per-argument type dispatch (Function.__call__, call_dispatch.cpp),
+// written into one parameter buffer with native alignment.
 #pragma once
 
 #include "common.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -50,7 +53,19 @@ public:
   unsigned char *data() noexcept { return heap_ ? heap_.get() : inline_; }
   std::size_t size() const noexcept { return size_; }
   // Sets the size; bytes past the old size are zero (struct padding is zero, as PyCUDA's).
-  void resize(std::size_t bytes);
+  // Inline: both packers call it on every launch.
+  void resize(std::size_t bytes) {
+    if (bytes > capacity_) {
+      std::size_t capacity = std::max(bytes, capacity_ * 2);
+      std::unique_ptr<unsigned char[]> grown(new unsigned char[capacity]);
+      std::memcpy(grown.get(), data(), size_);
+      heap_ = std::move(grown);
+      capacity_ = capacity;
+    }
+    if (bytes > size_)
+      std::memset(data() + size_, 0, bytes - size_);
+    size_ = bytes;
+  }
   // Sets the size with every byte zero.
   void assign_zero(std::size_t bytes) {
     size_ = 0;
