@@ -283,6 +283,29 @@ py::array register_host_memory(py::handle ary_obj, unsigned flags) {
   return result;
 }
 
+// The _zeros, _empty_like and _zeros_like companions of an allocating `<prefix>_empty`, whose
+// last argument (`extra`: mem_flags or alignment, with its default) they pass on.
+template <class Extra, py::array (*Empty)(py::handle, py::handle, py::handle, Extra)>
+void def_companions(py::module_ &m, const std::string &prefix, const py::arg_v &extra) {
+  m.def((prefix + "_zeros").c_str(),
+        [](py::handle s, py::handle d, py::handle o, Extra e) {
+          return zero_filled(Empty(s, d, o, e));
+        },
+        py::arg("shape"), py::arg("dtype"), py::arg("order") = "C", extra);
+  m.def((prefix + "_empty_like").c_str(),
+        [](py::handle a, Extra e) {
+          like_args l = like(a);
+          return Empty(l.shape, l.dtype, l.order, e);
+        },
+        py::arg("array"), extra);
+  m.def((prefix + "_zeros_like").c_str(),
+        [](py::handle a, Extra e) {
+          like_args l = like(a);
+          return zero_filled(Empty(l.shape, l.dtype, l.order, e));
+        },
+        py::arg("array"), extra);
+}
+
 } // namespace
 
 void init_host_memory(py::module_ &m) {
@@ -307,72 +330,15 @@ void init_host_memory(py::module_ &m) {
 
   m.def("pagelocked_empty", &pagelocked_empty, shape, dtype, order, py::arg("mem_flags") = 0,
         "An uninitialised ndarray in page-locked memory (cuMemHostAlloc); host_alloc_flags.");
-  m.def(
-      "pagelocked_zeros",
-      [](py::handle s, py::handle d, py::handle o, unsigned f) {
-        return zero_filled(pagelocked_empty(s, d, o, f));
-      },
-      shape, dtype, order, py::arg("mem_flags") = 0);
-  m.def(
-      "pagelocked_empty_like",
-      [](py::handle a, unsigned f) {
-        like_args l = like(a);
-        return pagelocked_empty(l.shape, l.dtype, l.order, f);
-      },
-      py::arg("array"), py::arg("mem_flags") = 0);
-  m.def(
-      "pagelocked_zeros_like",
-      [](py::handle a, unsigned f) {
-        like_args l = like(a);
-        return zero_filled(pagelocked_empty(l.shape, l.dtype, l.order, f));
-      },
-      py::arg("array"), py::arg("mem_flags") = 0);
+  def_companions<unsigned, &pagelocked_empty>(m, "pagelocked", py::arg("mem_flags") = 0);
 
   m.def("aligned_empty", &aligned_empty, shape, dtype, order, py::arg("alignment") = 4096);
-  m.def(
-      "aligned_zeros",
-      [](py::handle s, py::handle d, py::handle o, std::size_t a) {
-        return zero_filled(aligned_empty(s, d, o, a));
-      },
-      shape, dtype, order, py::arg("alignment") = 4096);
-  m.def(
-      "aligned_empty_like",
-      [](py::handle a, std::size_t alignment) {
-        like_args l = like(a);
-        return aligned_empty(l.shape, l.dtype, l.order, alignment);
-      },
-      py::arg("array"), py::arg("alignment") = 4096);
-  m.def(
-      "aligned_zeros_like",
-      [](py::handle a, std::size_t alignment) {
-        like_args l = like(a);
-        return zero_filled(aligned_empty(l.shape, l.dtype, l.order, alignment));
-      },
-      py::arg("array"), py::arg("alignment") = 4096);
+  def_companions<std::size_t, &aligned_empty>(m, "aligned", py::arg("alignment") = 4096);
 
   m.def("managed_empty", &managed_empty, shape, dtype, order, py::arg("mem_flags") = 0,
         "An uninitialised ndarray in managed memory; its .base is a ManagedAllocation. "
         "mem_flags: mem_attach_flags (0 means GLOBAL).");
-  m.def(
-      "managed_zeros",
-      [](py::handle s, py::handle d, py::handle o, unsigned f) {
-        return zero_filled(managed_empty(s, d, o, f));
-      },
-      shape, dtype, order, py::arg("mem_flags") = 0);
-  m.def(
-      "managed_empty_like",
-      [](py::handle a, unsigned f) {
-        like_args l = like(a);
-        return managed_empty(l.shape, l.dtype, l.order, f);
-      },
-      py::arg("array"), py::arg("mem_flags") = 0);
-  m.def(
-      "managed_zeros_like",
-      [](py::handle a, unsigned f) {
-        like_args l = like(a);
-        return zero_filled(managed_empty(l.shape, l.dtype, l.order, f));
-      },
-      py::arg("array"), py::arg("mem_flags") = 0);
+  def_companions<unsigned, &managed_empty>(m, "managed", py::arg("mem_flags") = 0);
 
   m.def("register_host_memory", &register_host_memory, py::arg("ary"), py::arg("flags") = 0,
         "Page-locks a contiguous array's memory (cuMemHostRegister) and returns a new view of it "

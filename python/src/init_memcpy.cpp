@@ -124,57 +124,29 @@ void memcpy_peer(py::handle dest, py::handle src, py::handle size_obj, py::handl
 // ---- memset -------------------------------------------------------------------------------------
 
 template <class T> struct memset_calls;
-template <> struct memset_calls<unsigned char> {
-  static constexpr const char *name = "memset_d8";
-  static constexpr const char *name_2d = "memset_d2d8";
-  static void fill(CUdeviceptr d, unsigned char v, std::size_t n, const CUstream *s) {
-    if (s)
-      CUPLUG_CALL_NOGIL(cuMemsetD8Async, d, v, n, *s);
-    else
-      CUPLUG_CALL_NOGIL(cuMemsetD8, d, v, n);
+// One specialisation per width: the driver has a separate entry point for each, named after it.
+#define CUPLUG_MEMSET_CALLS(T, bits)                                                               \
+  template <> struct memset_calls<T> {                                                             \
+    static constexpr const char *name = "memset_d" #bits;                                          \
+    static constexpr const char *name_2d = "memset_d2d" #bits;                                     \
+    static void fill(CUdeviceptr d, T v, std::size_t n, const CUstream *s) {                       \
+      if (s)                                                                                       \
+        CUPLUG_CALL_NOGIL(cuMemsetD##bits##Async, d, v, n, *s);                                    \
+      else                                                                                         \
+        CUPLUG_CALL_NOGIL(cuMemsetD##bits, d, v, n);                                               \
+    }                                                                                              \
+    static void fill_2d(CUdeviceptr d, std::size_t pitch, T v, std::size_t w, std::size_t h,       \
+                        const CUstream *s) {                                                       \
+      if (s)                                                                                       \
+        CUPLUG_CALL_NOGIL(cuMemsetD2D##bits##Async, d, pitch, v, w, h, *s);                        \
+      else                                                                                         \
+        CUPLUG_CALL_NOGIL(cuMemsetD2D##bits, d, pitch, v, w, h);                                   \
+    }                                                                                              \
   }
-  static void fill_2d(CUdeviceptr d, std::size_t pitch, unsigned char v, std::size_t w,
-                      std::size_t h, const CUstream *s) {
-    if (s)
-      CUPLUG_CALL_NOGIL(cuMemsetD2D8Async, d, pitch, v, w, h, *s);
-    else
-      CUPLUG_CALL_NOGIL(cuMemsetD2D8, d, pitch, v, w, h);
-  }
-};
-template <> struct memset_calls<unsigned short> {
-  static constexpr const char *name = "memset_d16";
-  static constexpr const char *name_2d = "memset_d2d16";
-  static void fill(CUdeviceptr d, unsigned short v, std::size_t n, const CUstream *s) {
-    if (s)
-      CUPLUG_CALL_NOGIL(cuMemsetD16Async, d, v, n, *s);
-    else
-      CUPLUG_CALL_NOGIL(cuMemsetD16, d, v, n);
-  }
-  static void fill_2d(CUdeviceptr d, std::size_t pitch, unsigned short v, std::size_t w,
-                      std::size_t h, const CUstream *s) {
-    if (s)
-      CUPLUG_CALL_NOGIL(cuMemsetD2D16Async, d, pitch, v, w, h, *s);
-    else
-      CUPLUG_CALL_NOGIL(cuMemsetD2D16, d, pitch, v, w, h);
-  }
-};
-template <> struct memset_calls<unsigned int> {
-  static constexpr const char *name = "memset_d32";
-  static constexpr const char *name_2d = "memset_d2d32";
-  static void fill(CUdeviceptr d, unsigned int v, std::size_t n, const CUstream *s) {
-    if (s)
-      CUPLUG_CALL_NOGIL(cuMemsetD32Async, d, v, n, *s);
-    else
-      CUPLUG_CALL_NOGIL(cuMemsetD32, d, v, n);
-  }
-  static void fill_2d(CUdeviceptr d, std::size_t pitch, unsigned int v, std::size_t w,
-                      std::size_t h, const CUstream *s) {
-    if (s)
-      CUPLUG_CALL_NOGIL(cuMemsetD2D32Async, d, pitch, v, w, h, *s);
-    else
-      CUPLUG_CALL_NOGIL(cuMemsetD2D32, d, pitch, v, w, h);
-  }
-};
+CUPLUG_MEMSET_CALLS(unsigned char, 8);
+CUPLUG_MEMSET_CALLS(unsigned short, 16);
+CUPLUG_MEMSET_CALLS(unsigned int, 32);
+#undef CUPLUG_MEMSET_CALLS
 
 template <class T> void bind_memset(py::module_ &m) {
   using calls = memset_calls<T>;
@@ -238,6 +210,13 @@ template <class T> void bind_memset(py::module_ &m) {
   cls.def_property(                                                                                \
       pyname, [](const copy_type &c) { return static_cast<std::size_t>(c.desc.member); },          \
       [](copy_type &c, py::handle v) { c.desc.member = to_size(v, pyname); })
+#define CUPLUG_MEMORY_TYPE_FIELD(cls, pyname, member)                                              \
+  cls.def_property(                                                                                \
+      pyname, [](const copy_type &c) { return memory_type_object(c.desc.member); },                \
+      [](copy_type &c, py::handle v) {                                                             \
+        c.desc.member = static_cast<CUmemorytype>(                                                 \
+            py::int_(py::reinterpret_borrow<py::object>(v)).template cast<int>());                 \
+      })
 
 template <class Desc>
 py::class_<structured_copy<Desc>> bind_structured(py::module_ &m, const char *name) {
@@ -261,20 +240,8 @@ py::class_<structured_copy<Desc>> bind_structured(py::module_ &m, const char *na
     CUPLUG_SIZE_FIELD(cls, "dst_height", dstHeight);
     CUPLUG_SIZE_FIELD(cls, "depth", Depth);
   }
-  cls.def_property(
-      "src_memory_type",
-      [](const copy_type &c) { return memory_type_object(c.desc.srcMemoryType); },
-      [](copy_type &c, py::handle v) {
-        c.desc.srcMemoryType = static_cast<CUmemorytype>(
-            py::int_(py::reinterpret_borrow<py::object>(v)).template cast<int>());
-      });
-  cls.def_property(
-      "dst_memory_type",
-      [](const copy_type &c) { return memory_type_object(c.desc.dstMemoryType); },
-      [](copy_type &c, py::handle v) {
-        c.desc.dstMemoryType = static_cast<CUmemorytype>(
-            py::int_(py::reinterpret_borrow<py::object>(v)).template cast<int>());
-      });
+  CUPLUG_MEMORY_TYPE_FIELD(cls, "src_memory_type", srcMemoryType);
+  CUPLUG_MEMORY_TYPE_FIELD(cls, "dst_memory_type", dstMemoryType);
   // Assigning a pointer keeps a DeviceAllocation referenced (and bounds-checked), like
   // set_*_device, but leaves the memory type alone, as PyCUDA's plain field does.
   cls.def_property(
@@ -296,6 +263,7 @@ py::class_<structured_copy<Desc>> bind_structured(py::module_ &m, const char *na
   return cls;
 }
 #undef CUPLUG_SIZE_FIELD
+#undef CUPLUG_MEMORY_TYPE_FIELD
 
 void bind_structured_copies(py::module_ &m) {
   bind_structured<CUDA_MEMCPY2D>(m, "Memcpy2D")

@@ -2,6 +2,7 @@
 #define BOOST_TEST_MODULE compiler_nvcc
 #include <boost/test/included/unit_test.hpp>
 
+#include "compiler_test_support.hpp"
 #include "test_support.hpp"
 
 #include <cuplug/compiler.hpp>
@@ -11,7 +12,7 @@
 #include <cstdlib>
 
 using namespace cuplug;
-using test_support::contains;
+using namespace compiler_test_support;
 namespace fs = std::filesystem;
 
 namespace {
@@ -24,37 +25,6 @@ plugin_ptr<compiler> make_nvcc(std::map<std::string, std::string> opts = {}) {
 plugin_ptr<compiler> nvcc() {
   static plugin_ptr<compiler> c = make_nvcc();
   return c;
-}
-
-const char *double_array = R"(extern "C" __global__ void double_array(float *a, int n) {
-  int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx < n) a[idx] = a[idx] * 2.0f;
-}
-)";
-
-const char *templates =
-    R"(template <typename T> __global__ void scale(T *a, T s) { a[threadIdx.x] *= s; }
-namespace ns { template <int N> __global__ void fill(float *a) { a[N] = 1; } }
-)";
-
-compile_request request(const std::string &source, image_format target,
-                        const char *arch = "sm_90") {
-  compile_request r;
-  r.source = source;
-  r.target = target;
-  r.arch = arch;
-  return r;
-}
-
-// PTX stores 6.0f as a float literal or, once optimised, as its bits in an integer move.
-bool stores_six(const std::string &ptx) {
-  return contains(ptx, "0f40C00000") || contains(ptx, "1086324736");
-}
-
-bool is_elf(const std::string &data) {
-  return data.size() > 4 && data.compare(0, 4,
-                                         "\x7f"
-                                         "ELF") == 0;
 }
 
 // Points TMPDIR at a fresh folder for the scope, so the test sees what nvcc runs leave behind.

@@ -2,6 +2,7 @@
 #define BOOST_TEST_MODULE compiler_nvrtc
 #include <boost/test/included/unit_test.hpp>
 
+#include "compiler_test_support.hpp"
 #include "test_support.hpp"
 
 #include <cuplug/compile_cache.hpp>
@@ -10,11 +11,8 @@
 #include <cuplug/registry.hpp>
 
 using namespace cuplug;
+using namespace compiler_test_support;
 using test_support::contains;
-
-namespace cuplug { // so Boost.Test can print it
-std::ostream &operator<<(std::ostream &os, image_format f) { return os << to_string(f); }
-} // namespace cuplug
 
 namespace {
 
@@ -22,32 +20,6 @@ plugin_ptr<compiler> nvrtc() {
   static plugin_ptr<compiler> c =
       registry::instance().create<compiler>(plugin_kind::compiler, "nvrtc", options{});
   return c;
-}
-
-const char *double_array = R"(extern "C" __global__ void double_array(float *a, int n) {
-  int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx < n) a[idx] = a[idx] * 2.0f;
-}
-)";
-
-compile_request request(const std::string &source, image_format target,
-                        const char *arch = "sm_90") {
-  compile_request r;
-  r.source = source;
-  r.target = target;
-  r.arch = arch;
-  return r;
-}
-
-// PTX stores 6.0f as a float literal or, once optimised, as its bits in an integer move.
-bool stores_six(const std::string &ptx) {
-  return contains(ptx, "0f40C00000") || contains(ptx, "1086324736");
-}
-
-bool is_elf(const std::string &data) {
-  return data.size() > 4 && data.compare(0, 4,
-                                         "\x7f"
-                                         "ELF") == 0;
 }
 
 } // namespace
@@ -79,12 +51,7 @@ BOOST_AUTO_TEST_CASE(compiles_to_ptx_and_cubin) {
 }
 
 BOOST_AUTO_TEST_CASE(lowers_name_expressions) {
-  auto r =
-      request(R"(template <typename T> __global__ void scale(T *a, T s) { a[threadIdx.x] *= s; }
-namespace ns { template <int N> __global__ void fill(float *a) { a[N] = 1; } }
-__device__ int counter;
-)",
-              image_format::cubin);
+  auto r = request(std::string(templates) + "__device__ int counter;\n", image_format::cubin);
   r.name_expressions = {"scale<float>", "scale<double>", "ns::fill<3>", "&counter"};
   auto out = nvrtc()->compile(r);
   BOOST_TEST(out.lowered_names.at("scale<float>") == "_Z5scaleIfEvPT_S0_");
