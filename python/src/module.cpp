@@ -1,5 +1,7 @@
 // The extension module cuplug._core: one init_<area>() per file.
-#include "common.hpp"
+#include "driver/context.hpp"
+#include "bindings.hpp"
+#include "support/convert.hpp"
 
 PYBIND11_MODULE(_core, m) {
   using namespace cuplug::python;

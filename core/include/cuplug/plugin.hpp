@@ -6,10 +6,16 @@
 
 #include <boost/dll/alias.hpp>
 
+#include <cuda.h>
+
 #include <memory>
 #include <string>
 
 namespace cuplug {
+
+// The one device-address type every interface takes and returns (allocations, RNG output,
+// mapped graphics resources): the driver's own, so no cast is needed at the driver boundary.
+using device_ptr = CUdeviceptr;
 
 // Every interface derives from this. Objects are created and destroyed inside their plugin
 // (through its create/destroy pair); the core's owning pointer also keeps the library loaded.

@@ -1,0 +1,290 @@
+// Bindings for plugin discovery, backend selection and the driver library's state
+// (cuplug._core.backends); cuplug.plugins, cuplug.config and `python -m cuplug info` sit on them.
+#include "driver/context.hpp"
+#include "bindings.hpp"
+#include "support/convert.hpp"
+
+#include <cuplug/backends.hpp>
+#include <cuplug/compile_cache.hpp>
+#include <cuplug/config.hpp>
+#include <cuplug/registry.hpp>
+
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuplug::python {
+namespace {
+
+constexpr plugin_kind all_kinds[] = {plugin_kind::allocator, plugin_kind::compiler,
+                                     plugin_kind::launcher, plugin_kind::rng, plugin_kind::interop};
+
+std::string kind_names() {
+  std::string names;
+  for (plugin_kind k : all_kinds)
+    names += (names.empty() ? "" : ", ") + std::string(to_string(k));
+  return names;
+}
+
+plugin_kind kind_from_string(const std::string &name) {
+  for (plugin_kind k : all_kinds)
+    if (name == to_string(k))
+      return k;
+  throw config_error("unknown backend kind '" + name + "'; kinds are: " + kind_names());
+}
+
+// A manifest's kind field comes from an untrusted file: show the number when it is not a kind.
+std::string manifest_kind_string(std::uint32_t raw) {
+  for (plugin_kind k : all_kinds)
+    if (raw == static_cast<std::uint32_t>(k))
+      return to_string(k);
+  return "unknown kind " + std::to_string(raw);
+}
+
+// Manifest strings are NUL-terminated within their arrays for good plugins; a broken file may
+// fill an array completely, so never read past it.
+template <std::size_t N> std::string fixed_string(const char (&chars)[N]) {
+  return std::string(chars, strnlen(chars, N));
+}
+
+py::object optional_str(const std::optional<std::string> &value) {
+  return value ? py::object(py::str(*value)) : py::object(py::none());
+}
+
+void bind_plugin_info(py::module_ &m) {
+  py::class_<plugin_info>(m, "PluginInfo", "A plugin that passed the handshake and is loaded.")
+      .def_readonly("name", &plugin_info::name)
+      .def_property_readonly("kind", [](const plugin_info &p) { return to_string(p.kind); })
+      .def_readonly("path", &plugin_info::path)
+      .def_readonly("description", &plugin_info::description)
+      .def_readonly("version", &plugin_info::version)
+      .def_readonly("abi_tag", &plugin_info::abi_tag)
+      .def_readonly("source", &plugin_info::source)
+      .def("__repr__", [](const plugin_info &p) {
+        return "<cuplug plugin " + std::string(to_string(p.kind)) + " '" + p.name + "' from " +
+               p.path + ">";
+      });
+}
+
+void bind_plugin_candidate(py::module_ &m) {
+  py::class_<plugin_candidate>(m, "PluginCandidate",
+                               "A file the loader looked at, and what became of it.")
+      .def_readonly("path", &plugin_candidate::path)
+      .def_property_readonly("state",
+                             [](const plugin_candidate &c) { return to_string(c.outcome); })
+      .def_readonly("reason", &plugin_candidate::reason)
+      .def_readonly("has_manifest", &plugin_candidate::has_manifest)
+      .def_property_readonly("name",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::str(fixed_string(c.manifest.name));
+                             })
+      .def_property_readonly("kind",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::str(manifest_kind_string(c.manifest.kind));
+                             })
+      .def_property_readonly("abi_tag",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::str(fixed_string(c.manifest.abi_tag));
+                             })
+      .def_property_readonly("abi_major",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::int_(c.manifest.abi_major);
+                             })
+      .def_property_readonly("interface_version",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::int_(c.manifest.interface_version);
+                             })
+      .def_property_readonly("struct_size",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::int_(c.manifest.struct_size);
+                             })
+      .def_property_readonly("description",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::str(fixed_string(c.manifest.description));
+                             })
+      .def_property_readonly("version",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::str(fixed_string(c.manifest.version));
+                             })
+      .def("__repr__", [](const plugin_candidate &c) {
+        std::string r = "<cuplug plugin candidate " + c.path + ": " + to_string(c.outcome);
+        if (!c.reason.empty())
+          r += " (" + c.reason + ")";
+        return r + ">";
+      });
+}
+
+void bind_registry(py::module_ &m) {
+  m.def(
+      "available",
+      [](std::optional<std::string> kind) {
+        registry &r = registry::instance();
+        return kind ? r.available(kind_from_string(*kind)) : r.available();
+      },
+      py::arg("kind") = py::none(), "Loaded plugins, of one kind or all.");
+  m.def(
+      "diagnostics", [] { return registry::instance().diagnostics(); },
+      "Every candidate file seen so far and its outcome.");
+  m.def(
+      "load",
+      [](const std::string &path, const std::string &source) {
+        // Loading runs plugin static initialisers and reads files: no Python needed meanwhile.
+        py::gil_scoped_release nogil;
+        return registry::instance().load(path, source);
+      },
+      py::arg("path"), py::arg("source") = "explicit",
+      "Loads a plugin file or every lib*.so in a folder; returns each candidate's outcome.");
+  m.def(
+      "names",
+      [](const std::string &kind) { return registry::instance().names(kind_from_string(kind)); },
+      py::arg("kind"), "Names of the loaded plugins of a kind, sorted.");
+  m.def(
+      "has",
+      [](const std::string &kind, const std::string &name) {
+        return registry::instance().has(kind_from_string(kind), name);
+      },
+      py::arg("kind"), py::arg("name"));
+  m.def(
+      "info",
+      [](const std::string &kind, const std::string &name) {
+        return registry::instance().info(kind_from_string(kind), name);
+      },
+      py::arg("kind"), py::arg("name"),
+      "The loaded plugin of that kind and name; ConfigError listing what exists otherwise.");
+  m.def("package_plugin_dir", &registry::package_plugin_dir,
+        "The folder the core scans for the package's own plugins.");
+}
+
+void bind_config(py::module_ &m) {
+  m.def(
+      "selected",
+      [](const std::string &kind) {
+        selection s = config::instance().selected(kind_from_string(kind));
+        return py::make_tuple(s.name, to_string(s.source), s.origin);
+      },
+      py::arg("kind"), "(name, source, origin) of the backend chosen for a kind.");
+  m.def(
+      "set_explicit",
+      [](const std::string &kind, std::optional<std::string> name) {
+        return optional_str(
+            config::instance().set_explicit(kind_from_string(kind), std::move(name)));
+      },
+      py::arg("kind"), py::arg("name"),
+      "Sets (None clears) the explicit choice for a kind; returns the previous explicit choice.");
+  m.def(
+      "explicit_choice",
+      [](const std::string &kind) {
+        return optional_str(config::instance().explicit_choice(kind_from_string(kind)));
+      },
+      py::arg("kind"));
+  m.def(
+      "set_file_layer",
+      [](std::string path, const std::map<std::string, std::string> &backends,
+         std::map<std::string, std::map<std::string, std::string>> plugin_options) {
+        std::map<plugin_kind, std::string> by_kind;
+        for (const auto &[kind, name] : backends)
+          by_kind[kind_from_string(kind)] = name;
+        config::instance().set_file_layer(std::move(path), std::move(by_kind),
+                                          std::move(plugin_options));
+      },
+      py::arg("path"), py::arg("backends"), py::arg("plugin_options"),
+      "Installs a parsed config file: {kind: name} and {'kind.name': {option: value}}.");
+  m.def("clear_file_layer", [] { config::instance().clear_file_layer(); });
+  m.def(
+      "file_path", [] { return config::instance().file_path(); },
+      "Path of the config file in use, or '' when there is none.");
+  m.def(
+      "plugin_options",
+      [](const std::string &kind, const std::string &name) {
+        return config::instance().plugin_options(kind_from_string(kind), name).values();
+      },
+      py::arg("kind"), py::arg("name"),
+      "Options for a plugin: file table overlaid with explicit ones.");
+  m.def(
+      "set_explicit_options",
+      [](const std::string &kind, const std::string &name,
+         std::map<std::string, std::string> values) {
+        config::instance().set_explicit_options(kind_from_string(kind), name, std::move(values));
+      },
+      py::arg("kind"), py::arg("name"), py::arg("values"),
+      "Replaces the explicitly set options of a plugin ({} clears them).");
+  m.def(
+      "builtin_default",
+      [](const std::string &kind) {
+        return std::string(config::builtin_default(kind_from_string(kind)));
+      },
+      py::arg("kind"));
+  m.def(
+      "env_var", [](const std::string &kind) { return config::env_var(kind_from_string(kind)); },
+      py::arg("kind"));
+  m.def(
+      "generation", [] { return config::instance().generation(); },
+      "Bumped on every configuration change.");
+}
+
+void bind_backend_objects(py::module_ &m) {
+  m.def(
+      "create_backend",
+      [](const std::string &kind, const std::string &name) {
+        // The GIL stays held: a backend may be defined in Python (add_builtin factories).
+        backend(kind_from_string(kind), name);
+      },
+      py::arg("kind"), py::arg("name"),
+      "Makes (or finds cached) the shared object of a backend with its configured options, so "
+      "unknown names and bad options raise now rather than at first use.");
+  m.def("reset_backends", &reset_backends,
+        "Drops cached backend objects; the next use creates them from the current selection.");
+}
+
+void bind_cache_location(py::module_ &m) {
+  m.def("cache_directory", &compile_cache::default_directory,
+        "The compile cache's root: $CUPLUG_CACHE_DIR, else the user cache folder.");
+  m.def("cache_disabled", &compile_cache::disabled_by_environment,
+        "True when CUPLUG_DISABLE_CACHE turns the compile cache off.");
+}
+
+void bind_driver_state(py::module_ &m) {
+  m.def("driver_available", &driver_available,
+        "True when the CUDA driver library could be opened; never raises.");
+  m.def("driver_library_description", &driver_library_description,
+        "Path of the opened driver library, or why it could not be opened.");
+}
+
+} // namespace
+
+void init_backends(py::module_ &m) {
+  py::module_ b = m.def_submodule("backends", "Plugins, backend selection and the driver library");
+  py::list kinds;
+  for (plugin_kind k : all_kinds)
+    kinds.append(py::str(to_string(k)));
+  b.attr("KINDS") = py::tuple(kinds);
+  b.attr("PLUGIN_ABI_MAJOR") = py::int_(plugin_abi_major);
+  b.attr("ABI_TAG") = py::str(CUPLUG_ABI_TAG);
+  bind_plugin_info(b);
+  bind_plugin_candidate(b);
+  bind_registry(b);
+  bind_config(b);
+  bind_backend_objects(b);
+  bind_cache_location(b);
+  bind_driver_state(b);
+}
+
+} // namespace cuplug::python

@@ -1,0 +1,25 @@
+// The extension's registration functions, one per init_<area>.cpp; module.cpp calls them in order.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace cuplug::python {
+namespace py = pybind11;
+
+// Registration functions, one per file.
+void init_errors(py::module_ &m);
+void init_enums(py::module_ &m);
+void init_device(py::module_ &m);
+void init_context(py::module_ &m);
+void init_stream(py::module_ &m);
+void init_memory(py::module_ &m);
+void init_host_memory(py::module_ &m);
+void init_memcpy(py::module_ &m);
+void init_module(py::module_ &m);
+void init_launch(py::module_ &m);
+void init_backends(py::module_ &m);
+void init_compiler(py::module_ &m);
+void init_pools(py::module_ &m);
+void init_python_allocators(py::module_ &m);
+
+} // namespace cuplug::python

@@ -1,0 +1,141 @@
+// Context (spec §1.5) plus `with ctx:`. Most methods are static and act on the calling thread's
+// current context, as in PyCUDA.
+#include "driver/device.hpp"
+#include "bindings.hpp"
+
+namespace cuplug::python {
+
+void init_context(py::module_ &m) {
+  py::class_<context, context_ptr>(
+      m, "Context",
+      "A CUDA context. Device.make_context() creates one and makes it current; "
+      "Device.retain_primary_context() shares the device's primary context (not pushed). Each "
+      "thread has its own stack of current contexts: push() / Context.pop(), or `with ctx:`.\n\n"
+      "Objects made in a context (streams, events, memory, modules) keep it alive, and are used "
+      "under it from any thread: a call from a thread where their context is not current pushes "
+      "it for the duration of the call and pops it afterwards.")
+      .def_static(
+          "attach",
+          [](unsigned) -> context_ptr {
+            throw not_supported("Context.attach() is not available: cuCtxAttach was removed "
+                                "from CUDA. Use Device.make_context() or "
+                                "Device.retain_primary_context() and push().");
+          },
+          py::arg("flags") = 0)
+      .def("push", &context::push, "Makes this context current on this thread's stack.")
+      .def_static(
+          "pop", [] { context::pop(); },
+          "Pops the top of the calling thread's context stack (whichever context that is).")
+      .def("detach", &context::detach,
+           "Gives the context up now: destroys a created context, releases a primary one. "
+           "Objects still made in it become unusable.")
+      .def_static(
+          "get_device",
+          [] {
+            CUdevice dev;
+            CUPLUG_CALL(cuCtxGetDevice, &dev, nullptr);
+            return device{dev};
+          },
+          "The current context's Device.")
+      .def_static(
+          "synchronize", [] { CUPLUG_CALL_NOGIL(cuCtxSynchronize, nullptr); },
+          "Waits until the current context's work is done.")
+      .def_static(
+          "get_current", [] { return context::current(); },
+          "The top of this thread's context stack; if that is empty, the context another library "
+          "made current (adopted); None if there is none.")
+      .def_static(
+          "set_limit",
+          [](int limit, size_t value) {
+            CUPLUG_CALL(cuCtxSetLimit, static_cast<CUlimit>(limit), value);
+          },
+          py::arg("limit"), py::arg("value"))
+      .def_static(
+          "get_limit",
+          [](int limit) {
+            size_t value;
+            CUPLUG_CALL(cuCtxGetLimit, &value, static_cast<CUlimit>(limit));
+            return value;
+          },
+          py::arg("limit"))
+      .def_static(
+          "set_cache_config",
+          [](int config) { CUPLUG_CALL(cuCtxSetCacheConfig, static_cast<CUfunc_cache>(config)); },
+          py::arg("config"))
+      .def_static("get_cache_config",
+                  [] {
+                    CUfunc_cache config;
+                    CUPLUG_CALL(cuCtxGetCacheConfig, &config);
+                    return config;
+                  })
+      .def_static(
+          "set_shared_config",
+          [](int config) {
+            CUPLUG_CALL(cuCtxSetSharedMemConfig, static_cast<CUsharedconfig>(config));
+          },
+          py::arg("config"))
+      .def_static("get_shared_config",
+                  [] {
+                    CUsharedconfig config;
+                    CUPLUG_CALL(cuCtxGetSharedMemConfig, &config);
+                    return config;
+                  })
+      .def("get_api_version",
+           [](const context &self) {
+             unsigned version;
+             CUPLUG_CALL(cuCtxGetApiVersion, self.handle(), &version);
+             return version;
+           })
+      .def_static(
+          "enable_peer_access",
+          [](const context &peer, unsigned flags) {
+            CUPLUG_CALL(cuCtxEnablePeerAccess, peer.handle(), flags);
+          },
+          py::arg("peer"), py::arg("flags") = 0,
+          "Lets the current context access memory of `peer`.")
+      .def_static(
+          "disable_peer_access",
+          [](const context &peer) { CUPLUG_CALL(cuCtxDisablePeerAccess, peer.handle()); },
+          py::arg("peer"))
+      .def_property_readonly(
+          "handle",
+          [](const context &self) { return reinterpret_cast<std::intptr_t>(self.handle()); },
+          "The CUcontext as an int.")
+      .def_property_readonly("is_primary", &context::is_primary,
+                             "Whether this is its device's primary context.")
+      .def("__eq__", [](const context &a, const context &b) { return a.handle() == b.handle(); })
+      .def("__eq__",
+           [](const context &, py::handle) {
+             return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+           })
+      .def("__hash__",
+           [](const context &self) {
+             return py::hash(py::int_(reinterpret_cast<std::intptr_t>(self.handle())));
+           })
+      .def("__repr__",
+           [](const context &self) {
+             return py::str("<Context {:#x} on device {}{}{}>")
+                 .format(reinterpret_cast<std::uintptr_t>(self.handle()), self.device(),
+                         self.is_primary() ? ", primary" : "", self.valid() ? "" : ", detached");
+           })
+      .def(
+          "__enter__",
+          [](context &self) {
+            self.push();
+            return self.shared_from_this();
+          },
+          "`with ctx:` pushes ctx, and pops it when the block ends, exceptions included. Meant "
+          "for contexts that are not pushed: retain_primary_context(), or one popped after "
+          "make_context() (which pushes).")
+      .def("__exit__", [](const context &self, const py::args &) {
+        context_ptr top = context::current();
+        if (!top || top->handle() != self.handle())
+          throw cuda_error("context::__exit__", CUDA_ERROR_INVALID_CONTEXT,
+                           "the context entered is no longer on top of this thread's stack (a "
+                           "push inside the with-block was not popped)");
+        context::pop();
+        return false;
+      });
+}
+
+} // namespace cuplug::python

@@ -1,0 +1,209 @@
+// Function.__call__'s argument packing: PyCUDA's per-argument type dispatch (spec §1.11).
+#include "launch/arg_packer.hpp"
+#include "launch/arg_values.hpp"
+#include "memory/memory.hpp"
+#include "launch/numpy_scalars.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace cuplug::python {
+namespace {
+
+// ---- __call__ dispatch helpers ------------------------------------------------------------------
+
+// Python classes the dispatch needs, looked up on first use (they live in modules that import
+// this extension). Leaked on purpose: they outlive every call.
+struct call_classes {
+  PyObject *argument_handler = nullptr; // cuplug._launch.ArgumentHandler
+  PyObject *managed_allocation = nullptr;
+  PyObject *pointer_like = nullptr; // tuple of cuplug pointer classes that are not DeviceAllocation
+};
+
+const call_classes &classes() {
+  static call_classes *c = nullptr;
+  if (c != nullptr)
+    return *c;
+  auto *made = new call_classes;
+  made->argument_handler =
+      py::object(py::module_::import("cuplug._launch").attr("ArgumentHandler")).release().ptr();
+  py::module_ core = py::module_::import("cuplug._core");
+  made->managed_allocation = py::getattr(core, "ManagedAllocation", py::none()).release().ptr();
+  py::list pointer_like;
+  for (const char *name : {"PooledDeviceAllocation", "PointerHolderBase", "IPCMemoryHandle"})
+    if (py::hasattr(core, name))
+      pointer_like.append(core.attr(name));
+  made->pointer_like = py::tuple(pointer_like).release().ptr();
+  c = made;
+  return *c;
+}
+
+bool is_instance(PyObject *obj, PyObject *cls) {
+  const int r = PyObject_IsInstance(obj, cls);
+  if (r < 0)
+    throw py::error_already_set();
+  return r != 0;
+}
+
+// getattr(obj, name, None) without raising AttributeError; null object when absent.
+py::object attr_or_null(PyObject *obj, const char *name) {
+  PyObject *value = PyObject_GetAttrString(obj, name);
+  if (value == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+      throw py::error_already_set();
+    PyErr_Clear();
+    return py::object();
+  }
+  return py::reinterpret_steal<py::object>(value);
+}
+
+// One __call__ argument, classified: raw bytes to copy (numpy scalars, pointers, by-value).
+struct call_arg {
+  enum class kind { scalar, pointer, by_value } how = kind::scalar;
+  char code = 0; // struct code of a scalar
+  const unsigned char *src = nullptr;
+  std::size_t size = 0;
+  std::size_t align = 1;
+  unsigned char scratch[16];
+  bool has_view = false;
+  Py_buffer view; // valid when has_view
+
+  call_arg() = default;
+  call_arg(const call_arg &) = delete;
+  call_arg &operator=(const call_arg &) = delete;
+  ~call_arg() {
+    if (has_view)
+      PyBuffer_Release(&view);
+  }
+
+  void pointer(CUdeviceptr p) {
+    how = kind::pointer;
+    std::memcpy(scratch, &p, sizeof p);
+    src = scratch;
+    size = sizeof p;
+    align = alignof(void *);
+  }
+  void buffer(PyObject *obj, std::size_t index) {
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) != 0)
+      raise(PyExc_TypeError, "cannot pass parameter #" + std::to_string(index) +
+                                 " (0-based) by value: " + pending_message());
+    how = kind::by_value;
+    has_view = true;
+    src = static_cast<const unsigned char *>(view.buf);
+    size = static_cast<std::size_t>(view.len);
+    align = 1;
+  }
+};
+
+std::string describe(PyObject *obj, const call_arg &a) {
+  switch (a.how) {
+  case call_arg::kind::scalar:
+    return type_name(obj) + " (format '" + a.code + "', " + std::to_string(a.size) + " bytes)";
+  case call_arg::kind::by_value:
+    return "a " + std::to_string(a.size) + "-byte " + type_name(obj) + " passed by value";
+  default:
+    return "a device pointer (" + type_name(obj) + ", " + std::to_string(a.size) + " bytes)";
+  }
+}
+
+void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::object> &handlers,
+              const std::string &kernel) {
+  const numpy_types &np = numpy();
+  if (const numpy_scalar *s = find_scalar(Py_TYPE(obj))) {
+    a.code = s->code;
+    a.src = scalar_bytes(obj);
+    a.size = s->size;
+    a.align = s->align;
+    return;
+  }
+  if (device_allocation *alloc = as_device_allocation(obj))
+    return a.pointer(alloc->ptr());
+  if (PyObject_TypeCheck(obj, np.generic) && !PyObject_TypeCheck(obj, np.void_scalar)) {
+    // A numpy scalar subclass, or a type without a kernel equivalent (longdouble, datetime).
+    const std::string code = py::handle(obj).attr("dtype").attr("char").cast<std::string>();
+    const code_info *info = code.size() == 1 ? find_code(code[0]) : nullptr;
+    if (info == nullptr || code[0] == 'x' || code[0] == 'c' || code[0] == 'P')
+      raise(PyExc_TypeError, "invalid type on parameter #" + std::to_string(index) +
+                                 " (0-based): numpy type " + type_name(obj) +
+                                 " has no kernel parameter equivalent");
+    const arg_context c{"", kernel, index, code[0], info->size};
+    pack_value(arg_slot{code[0], 0, info->size}, obj, a.scratch, c);
+    a.code = code[0];
+    a.src = a.scratch;
+    a.size = info->size;
+    a.align = info->align;
+    return;
+  }
+  const call_classes &cls = classes();
+  if (is_instance(obj, cls.argument_handler)) {
+    handlers.push_back(py::reinterpret_borrow<py::object>(obj));
+    py::object alloc = py::handle(obj).attr("get_device_alloc")();
+    return a.pointer(to_devptr(alloc));
+  }
+  if (PyObject_TypeCheck(obj, np.ndarray)) {
+    if (cls.managed_allocation != Py_None) {
+      py::object base = py::handle(obj).attr("base");
+      if (is_instance(base.ptr(), cls.managed_allocation))
+        return a.pointer(as_device_allocation(base)->ptr());
+    }
+    return a.buffer(obj, index);
+  }
+  if (PyObject_TypeCheck(obj, np.void_scalar))
+    return a.buffer(obj, index);
+  if (py::object cai = attr_or_null(obj, "__cuda_array_interface__")) {
+    const int truth = PyObject_IsTrue(cai.ptr());
+    if (truth < 0)
+      throw py::error_already_set();
+    if (truth != 0) {
+      py::object data = cai["data"];
+      return a.pointer(to_devptr(py::object(data[py::int_(0)])));
+    }
+  }
+  if (py::object gpudata = attr_or_null(obj, "gpudata"))
+    return a.pointer(to_devptr(gpudata));
+  if (is_instance(obj, cls.pointer_like))
+    return a.pointer(to_devptr(obj));
+  std::string hint;
+  if (PyLong_Check(obj) || PyFloat_Check(obj) || PyComplex_Check(obj))
+    hint = ": Python numbers have no C type; pass numpy.int32(x), numpy.float32(x), ... or use "
+           "prepare()";
+  raise(PyExc_TypeError, "invalid type on parameter #" + std::to_string(index) +
+                             " (0-based): " + type_name(obj) + hint);
+}
+
+} // namespace
+
+void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *params,
+               arg_buffer &out, std::vector<py::object> &handlers, const std::string &kernel) {
+  if (params != nullptr && params->size() != nargs)
+    throw py::type_error("kernel '" + kernel + "' takes " + std::to_string(params->size()) +
+                         " parameters, " + std::to_string(nargs) + " arguments given");
+  std::size_t end = 0;
+  if (params != nullptr)
+    for (const auto &p : *params)
+      end = std::max(end, p.first + p.second);
+  out.assign_zero(end);
+  std::size_t cursor = 0;
+  for (std::size_t i = 0; i < nargs; ++i) {
+    call_arg a;
+    classify(args[i], i, a, handlers, kernel);
+    std::size_t offset;
+    if (params != nullptr) {
+      if (a.size != (*params)[i].second)
+        throw py::type_error("kernel '" + kernel + "' parameter #" + std::to_string(i) + " is " +
+                             std::to_string((*params)[i].second) + " bytes, but " +
+                             describe(args[i], a) + " was given");
+      offset = (*params)[i].first;
+    } else {
+      offset = align_up(cursor, a.align);
+      out.resize(offset + a.size);
+    }
+    if (a.size != 0)
+      std::memcpy(out.data() + offset, a.src, a.size);
+    cursor = offset + a.size;
+  }
+}
+
+} // namespace cuplug::python

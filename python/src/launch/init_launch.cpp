@@ -1,0 +1,191 @@
+// Function's Python class: registration, prepare(), arg_format, attributes and properties. The
+// launch methods themselves are in function_launch.cpp and timed_launch.cpp.
+#include "launch/arg_packer.hpp"
+#include "bindings.hpp"
+#include "launch/function.hpp"
+#include "launch/launch_args.hpp"
+#include "launch/launch_entries.hpp"
+
+#include <cctype>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace cuplug::python {
+namespace {
+
+// ---- attributes ---------------------------------------------------------------------------------
+
+int attribute_id(py::handle attr) {
+  PyObject *index = PyNumber_Index(attr.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    index = PyNumber_Long(attr.ptr());
+  }
+  if (index == nullptr) {
+    PyErr_Clear();
+    throw py::type_error("expected a function_attribute, got " + std::string(py::repr(attr)));
+  }
+  return py::reinterpret_steal<py::int_>(index).cast<int>();
+}
+
+// PyCUDA's Function.__getattr__ aliases (f.num_regs == f.get_attribute(NUM_REGS)) as one
+// read-only property per function_attribute member: a __getattr__ hook would slow every
+// attribute lookup on Function, the launch methods included.
+void add_attribute_aliases(py::class_<function, function_ptr> &cls, py::module_ &m) {
+  if (!py::hasattr(m, "function_attribute"))
+    return;
+  py::object members = m.attr("function_attribute").attr("__members__");
+  for (auto item : py::reinterpret_borrow<py::dict>(members)) {
+    std::string name = item.first.cast<std::string>();
+    if (name == "MAX")
+      continue; // a sentinel, not an attribute
+    const int id = attribute_id(item.second);
+    for (char &c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (py::hasattr(cls, name.c_str()))
+      continue;
+    cls.def_property_readonly(name.c_str(), [id](function &self) {
+      return self.get_launcher().function_attribute(self.handle(),
+                                                    static_cast<CUfunction_attribute>(id));
+    });
+  }
+}
+
+// prepare()'s item rule (PyCUDA): numpy scalar type or dtype -> its char ("%ds" for void),
+// str -> verbatim, anything else -> a pointer.
+std::string format_of(py::handle arg_types) {
+  std::string format;
+  for (py::handle item : arg_types) {
+    if (PyUnicode_Check(item.ptr())) {
+      format += item.cast<std::string>();
+      continue;
+    }
+    const std::string code = numpy_format_code(item);
+    format += code.empty() ? std::string("P") : code;
+  }
+  return format;
+}
+
+} // namespace
+
+void init_launch(py::module_ &m) {
+  auto cls = py::class_<function, function_ptr>(
+      m, "Function", py::dynamic_attr(),
+      "A kernel of a Module. Accepts arbitrary attributes (PyCUDA code stores its own).");
+  function_type = reinterpret_cast<PyTypeObject *>(cls.ptr());
+  add_launch_methods(cls);
+
+  cls.def(
+         "prepare",
+         [](py::object self, py::handle arg_types, py::handle texrefs) {
+           if (!texrefs.is_none() && truthy(texrefs.ptr()))
+             throw not_supported("prepare: texrefs: texture references were removed in CUDA "
+                                 "12; use texture objects passed as kernel arguments");
+           function &f = self_function(self.ptr());
+           f.set_arg_format(format_of(arg_types), "prepare");
+           f.texrefs = py::list();
+           return self;
+         },
+         py::arg("arg_types"), py::arg("texrefs") = py::none(),
+         "Fixes the argument types (numpy types/dtypes, struct codes, anything else = "
+         "pointer) for prepared_*call; checks them against the kernel's parameters when the "
+         "driver reports them. Returns self.")
+      .def("prepared_timed_call", &prepared_timed_call,
+           "prepared_timed_call(grid, block, *args, shared_size=0) -> callable returning the "
+           "kernel's run time in seconds (events on the default stream).")
+      .def_property(
+          "arg_format",
+          [](const function &self) {
+            if (self.prepared() == nullptr)
+              throw py::attribute_error("'Function' object has no attribute 'arg_format'");
+            return self.prepared()->format;
+          },
+          [](function &self, const std::string &format) {
+            self.set_arg_format(format, "arg_format");
+          },
+          "The struct format prepare() made (settable, as in PyCUDA).")
+      .def(
+          "get_attribute",
+          [](function &self, py::handle attr) {
+            return self.get_launcher().function_attribute(
+                self.handle(), static_cast<CUfunction_attribute>(attribute_id(attr)));
+          },
+          py::arg("attr"))
+      .def(
+          "set_attribute",
+          [](function &self, py::handle attr, int value) {
+            self.get_launcher().set_function_attribute(
+                self.handle(), static_cast<CUfunction_attribute>(attribute_id(attr)), value);
+          },
+          py::arg("attr"), py::arg("value"))
+      .def(
+          "set_cache_config",
+          [](function &self, py::handle config) {
+            CUPLUG_CALL(cuFuncSetCacheConfig, self.handle(),
+                        static_cast<CUfunc_cache>(attribute_id(config)));
+          },
+          py::arg("config"))
+      .def(
+          "max_active_blocks_per_multiprocessor",
+          [](function &self, int block_size, std::size_t dynamic_shared) {
+            return self.get_launcher().max_active_blocks_per_multiprocessor(
+                self.handle(), block_size, dynamic_shared);
+          },
+          py::arg("block_size"), py::arg("dynamic_shared") = 0,
+          "Occupancy: resident blocks per multiprocessor for this block size.")
+      .def_property_readonly(
+          "num_params",
+          [](function &self) -> py::object {
+            const param_layout *p = self.parameters();
+            return p ? py::object(py::int_(p->size())) : py::object(py::none());
+          },
+          "Number of kernel parameters, or None if the launcher cannot tell.")
+      .def_property_readonly(
+          "param_layout",
+          [](function &self) -> py::object {
+            const param_layout *p = self.parameters();
+            if (p == nullptr)
+              return py::none();
+            py::list out;
+            for (const auto &[offset, size] : *p)
+              out.append(py::make_tuple(offset, size));
+            return out;
+          },
+          "[(offset, size)] of each kernel parameter, or None if the launcher cannot tell.")
+      .def_property_readonly("kernel_name", &function::name)
+      .def_property_readonly(
+          "handle",
+          [](const function &self) { return reinterpret_cast<std::uintptr_t>(self.handle()); },
+          "The CUfunction as an int.")
+      .def_property_readonly("module", &function::get_module)
+      .def(
+          "_set_block_shape",
+          [](function &self, unsigned x, unsigned y, unsigned z) {
+            self.last_block = dim3{x, y, z};
+          },
+          py::arg("x"), py::arg("y") = 1, py::arg("z") = 1)
+      .def(
+          "_launch_kernel",
+          [](function &self, py::handle grid, py::handle block, py::buffer args, py::handle shared,
+             py::handle stream) {
+            launch_config config;
+            config.grid = parse_dims(grid.ptr(), "grid");
+            config.block = parse_dims(block.ptr(), "block");
+            config.shared_bytes = shared_bytes(shared.ptr(), "shared");
+            config.stream = to_stream(stream);
+            py::buffer_info info = args.request();
+            self.launch(config, info.ptr, static_cast<std::size_t>(info.size * info.itemsize));
+          },
+          py::arg("grid"), py::arg("block"), py::arg("arg_buf"), py::arg("shared") = 0,
+          py::arg("stream") = py::none(), "PyCUDA's internal launch with a packed buffer.")
+      .def_property(
+          "texrefs", [](const function &self) { return self.texrefs; },
+          [](function &self, py::object value) { self.texrefs = std::move(value); },
+          "Always empty: texture references were removed in CUDA 12.")
+      .def("__repr__",
+           [](const function &self) { return "<cuplug Function '" + self.name() + "'>"; });
+  add_attribute_aliases(cls, m);
+}
+
+} // namespace cuplug::python

@@ -1,0 +1,390 @@
+// PyCUDA's memory pools (spec §1.12, §13.5): DeviceMemoryPool, PageLockedMemoryPool,
+// PageLockedAllocator and the pooled allocations, on the pool plugin's algorithm.
+#include "driver/context.hpp"
+#include "bindings.hpp"
+#include "support/convert.hpp"
+#include "memory/memory.hpp"
+
+#include "pool_allocator.hpp"
+
+#include <cuplug/config.hpp>
+#include <cuplug/registry.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuplug::python {
+namespace {
+
+using pool_ptr = std::shared_ptr<pool_allocator>;
+
+
+// A pool's upstream: the wrapped allocator, called with the pool's context current (PyCUDA's
+// pools allocate and free under the context they were made in). At interpreter exit nothing is
+// freed: the driver reclaims everything, and the context may be gone.
+class context_bound_allocator final : public allocator {
+public:
+  context_bound_allocator(context_ptr ctx, plugin_ptr<allocator> inner)
+      : ctx_(std::move(ctx)), inner_(std::move(inner)) {
+    set_backend_name(inner_->backend_name());
+  }
+
+private:
+  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+    if (!ctx_)
+      return inner_->allocate(bytes, stream);
+    scoped_activation activate(ctx_);
+    return inner_->allocate(bytes, stream);
+  }
+  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+    if (interpreter_finalizing())
+      return;
+    if (!ctx_) {
+      inner_->deallocate(ptr, bytes, stream);
+      return;
+    }
+    try {
+      scoped_activation activate(ctx_);
+      inner_->deallocate(ptr, bytes, stream);
+    } catch (const cuda_error &) {
+      // The context is dead: its memory went with it (PyCUDA's CATCH_CLEANUP_ON_DEAD_CONTEXT).
+    }
+  }
+  memory_kind do_kind() const override { return inner_->kind(); }
+
+  context_ptr ctx_;
+  plugin_ptr<allocator> inner_;
+};
+
+// A fresh allocator of backend `name`, with its configured options overlaid by `extra`.
+plugin_ptr<allocator> make_backend(const std::string &name,
+                                   const std::map<std::string, std::string> &extra = {}) {
+  std::map<std::string, std::string> values =
+      config::instance().plugin_options(plugin_kind::allocator, name).values();
+  for (const auto &[k, v] : extra)
+    values[k] = v;
+  return registry::instance().create<allocator>(plugin_kind::allocator, name,
+                                                options(std::move(values)));
+}
+
+// `upstream` as given to a pool: None (the default backend), a backend name, or an Allocator.
+plugin_ptr<allocator> upstream_from(py::handle upstream, const char *fallback) {
+  if (upstream.is_none())
+    return make_backend(fallback);
+  if (py::isinstance<py::str>(upstream))
+    return make_backend(upstream.cast<std::string>());
+  try {
+    return upstream.cast<plugin_ptr<allocator>>();
+  } catch (const py::cast_error &) {
+    throw py::type_error("upstream must be None, an allocator backend name or a "
+                         "cuplug.plugins.Allocator, got " +
+                         std::string(py::str(py::type::handle_of(upstream).attr("__name__"))));
+  }
+}
+
+pool_ptr make_pool(context_ptr ctx, plugin_ptr<allocator> upstream, const char *name) {
+  auto bound = std::make_shared<context_bound_allocator>(std::move(ctx), std::move(upstream));
+  auto pool = std::make_shared<pool_allocator>(bound);
+  pool->set_backend_name(name);
+  // PyCUDA's try_release_blocks(): unreferenced allocations may be waiting for the collector.
+  pool->blocks().set_reclaim_hook([] {
+    if (interpreter_finalizing())
+      return;
+    py::gil_scoped_acquire gil;
+    try {
+      py::module_::import("gc").attr("collect")();
+    } catch (py::error_already_set &) {
+    }
+  });
+  return pool;
+}
+
+// What the pools have in common: counters, free_held, stop_holding, trace (PyCUDA's
+// expose_memory_pool). Calls run with the pool's context current, if it has one.
+class python_pool {
+public:
+  python_pool(context_ptr ctx, pool_ptr pool) : ctx_(std::move(ctx)), pool_(std::move(pool)) {}
+  // PyCUDA frees what is held; nothing can take blocks from a pool nobody can reach, so
+  // blocks of allocations still alive go straight back to the upstream when they are freed.
+  ~python_pool() {
+    if (interpreter_finalizing())
+      return;
+    try {
+      stop_holding();
+    } catch (...) {
+    }
+  }
+  python_pool(const python_pool &) = delete;
+  python_pool &operator=(const python_pool &) = delete;
+
+  pool::pool_counters counters() const { return pool_->blocks().counters(); }
+  std::size_t free_held() {
+    activation a(ctx_);
+    return pool_->free_held();
+  }
+  void stop_holding() {
+    activation a(ctx_);
+    pool_->blocks().stop_holding();
+  }
+  void set_trace(bool on) { pool_->blocks().set_trace(on); }
+  const pool_ptr &pool() const { return pool_; }
+  const context_ptr &ctx() const { return ctx_; }
+
+protected:
+  // scoped_activation when there is a context to activate.
+  struct activation {
+    explicit activation(const context_ptr &ctx) {
+      if (ctx)
+        scoped.emplace(ctx);
+    }
+    std::optional<scoped_activation> scoped;
+  };
+
+  context_ptr ctx_;
+  pool_ptr pool_;
+};
+
+// PyCUDA's PooledDeviceAllocation: a DeviceAllocation from a pool, usable wherever one is.
+class pooled_device_allocation final : public device_allocation {
+public:
+  using device_allocation::device_allocation;
+};
+
+class device_memory_pool final : public python_pool {
+public:
+  explicit device_memory_pool(py::handle upstream)
+      : device_memory_pool(context::current_or_throw(), upstream) {}
+
+  std::shared_ptr<pooled_device_allocation> allocate(py::handle size, py::handle stream_obj) {
+    const std::size_t bytes = to_size(size, "DeviceMemoryPool.allocate: size");
+    const CUstream stream = stream_obj.is_none() ? nullptr : to_stream(stream_obj);
+    std::uintptr_t p;
+    {
+      scoped_activation activate(ctx_);
+      p = pool_->allocate(bytes, stream);
+    }
+    // The stream's Python object lives as long as memory ordered on it (as mem_alloc does).
+    py::object owner;
+    if (!stream_obj.is_none() && !PyLong_Check(stream_obj.ptr()))
+      owner = py::reinterpret_borrow<py::object>(stream_obj);
+    return std::make_shared<pooled_device_allocation>(ctx_, static_cast<CUdeviceptr>(p), bytes,
+                                                      pool_, stream, std::move(owner));
+  }
+
+private:
+  device_memory_pool(context_ptr ctx, py::handle upstream)
+      : python_pool(ctx, make_pool(ctx, upstream_from(upstream, "device"), "DeviceMemoryPool")) {}
+};
+
+// PyCUDA's PageLockedAllocator(flags): cuMemHostAlloc with those flags (the "pinned" backend).
+class page_locked_allocator {
+public:
+  explicit page_locked_allocator(unsigned flags)
+      : flags_(flags), ctx_(context::current()),
+        allocator_(make_backend("pinned", {{"flags", std::to_string(flags)}, {"pooled", "0"}})) {}
+  unsigned flags() const noexcept { return flags_; }
+  const plugin_ptr<allocator> &get() const noexcept { return allocator_; }
+  const context_ptr &ctx() const noexcept { return ctx_; }
+
+private:
+  unsigned flags_;
+  context_ptr ctx_; // the context current when it was made, if any: pinned memory belongs to one
+  plugin_ptr<allocator> allocator_;
+};
+
+// PyCUDA's PooledHostAllocation: the base of a pooled page-locked ndarray.
+class pooled_host_allocation {
+public:
+  pooled_host_allocation(pool_ptr pool, std::uintptr_t ptr, std::size_t bytes)
+      : pool_(std::move(pool)), ptr_(ptr), bytes_(bytes) {}
+  ~pooled_host_allocation() {
+    if (!freed_ && !interpreter_finalizing())
+      pool_->deallocate(ptr_, bytes_, nullptr);
+  }
+  pooled_host_allocation(const pooled_host_allocation &) = delete;
+  pooled_host_allocation &operator=(const pooled_host_allocation &) = delete;
+
+  void free() {
+    if (freed_)
+      throw cuda_error("pooled_host_allocation::free", CUDA_ERROR_INVALID_HANDLE);
+    pool_->deallocate(ptr_, bytes_, nullptr);
+    freed_ = true;
+  }
+  std::size_t size() const noexcept { return bytes_; }
+  std::uintptr_t ptr() const noexcept { return ptr_; }
+
+private:
+  pool_ptr pool_;
+  std::uintptr_t ptr_;
+  std::size_t bytes_;
+  bool freed_ = false;
+};
+
+class page_locked_memory_pool final : public python_pool {
+public:
+  explicit page_locked_memory_pool(const page_locked_allocator &alloc)
+      : python_pool(alloc.ctx(), make_pool(alloc.ctx(), alloc.get(), "PageLockedMemoryPool")) {}
+
+  py::array allocate(py::handle shape, py::handle dtype, py::handle order) {
+    py::dtype dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
+    std::vector<py::ssize_t> dims;
+    if (PyIndex_Check(shape.ptr())) {
+      dims.push_back(static_cast<py::ssize_t>(to_size(shape, "PageLockedMemoryPool: shape")));
+    } else {
+      for (py::handle d : py::iter(shape))
+        dims.push_back(static_cast<py::ssize_t>(to_size(d, "PageLockedMemoryPool: shape")));
+    }
+    const std::string ord = order.is_none() ? "C" : py::str(order).cast<std::string>();
+    if (ord != "C" && ord != "F" && ord != "c" && ord != "f")
+      throw py::value_error("unrecognized order specifier '" + ord + "'");
+    const bool fortran = ord == "F" || ord == "f";
+
+    std::size_t count = 1;
+    for (py::ssize_t d : dims)
+      if (__builtin_mul_overflow(count, static_cast<std::size_t>(d), &count))
+        throw py::value_error("PageLockedMemoryPool.allocate: the array is too large");
+    std::size_t bytes = 0;
+    if (__builtin_mul_overflow(count, static_cast<std::size_t>(dt.itemsize()), &bytes))
+      throw py::value_error("PageLockedMemoryPool.allocate: the array is too large");
+
+    std::vector<py::ssize_t> strides(dims.size());
+    py::ssize_t step = dt.itemsize();
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      const std::size_t axis = fortran ? i : dims.size() - 1 - i;
+      strides[axis] = step;
+      step *= std::max<py::ssize_t>(dims[axis], 1);
+    }
+    std::uintptr_t p;
+    {
+      activation a(ctx_);
+      p = pool_->allocate(bytes, nullptr);
+    }
+    auto base = std::make_shared<pooled_host_allocation>(pool_, p, bytes);
+    py::object base_obj = py::cast(base);
+    if (p == 0) // zero bytes: numpy wants an address all the same
+      return py::array(dt, dims, strides);
+    return py::array(dt, dims, strides, reinterpret_cast<void *>(p), base_obj);
+  }
+};
+
+template <class Class, class Holder> void expose_memory_pool(py::class_<Class, Holder> &c) {
+  c.def_property_readonly("held_blocks", [](const Class &p) { return p.counters().held_blocks; })
+      .def_property_readonly("active_blocks",
+                             [](const Class &p) { return p.counters().active_blocks; })
+      .def_property_readonly(
+          "managed_bytes", [](const Class &p) { return p.counters().managed_bytes; },
+          "Bytes taken from the upstream: held + active blocks.")
+      .def_property_readonly(
+          "active_bytes", [](const Class &p) { return p.counters().active_bytes; },
+          "Requested bytes of the blocks in use.")
+      .def_property_readonly(
+          "held_bytes", [](const Class &p) { return p.counters().held_bytes; },
+          "Bytes of the blocks held for reuse.")
+      .def_static(
+          "bin_number",
+          [](py::handle size) { return pool::bin_number(to_size(size, "bin_number: size")); },
+          py::arg("size"))
+      .def_static("alloc_size", &pool::alloc_size, py::arg("bin"))
+      .def("free_held", &Class::free_held,
+           "Gives every held block back to the upstream; returns the bytes released.")
+      .def("stop_holding", &Class::stop_holding,
+           "Frees what is held; from now on freed blocks go straight back.")
+      .def("set_trace", &Class::set_trace, py::arg("flag"),
+           "Prints a '[pool] ...' line for each event while on (nested like PyCUDA's).")
+      .def("stats", [](const Class &p) {
+        const allocator_stats s = p.pool()->stats();
+        py::dict d;
+        d["bytes_in_use"] = s.bytes_in_use;
+        d["peak_bytes"] = s.peak_bytes;
+        d["bytes_held"] = s.bytes_held;
+        d["allocations"] = s.allocations;
+        d["deallocations"] = s.deallocations;
+        d["failures"] = s.failures;
+        return d;
+      });
+}
+
+} // namespace
+
+void init_pools(py::module_ &m) {
+  m.def(
+      "bitlog2", [](py::handle n) { return pool::bitlog2(to_size(n, "bitlog2: n")); }, py::arg("n"),
+      "floor(log2(n)); 0 for n = 0.");
+
+  py::class_<pooled_device_allocation, device_allocation,
+             std::shared_ptr<pooled_device_allocation>>(
+      m, "PooledDeviceAllocation",
+      "Device memory from a DeviceMemoryPool; a DeviceAllocation. free() or dropping it gives "
+      "the block back to the pool.")
+      .def("__len__", &pooled_device_allocation::size, "The requested size in bytes.")
+      .def("__repr__",
+           [](const pooled_device_allocation &a) {
+             if (a.freed())
+               return std::string("<PooledDeviceAllocation (freed)>");
+             char addr[32];
+             std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(a.ptr()));
+             return "<PooledDeviceAllocation " + std::string(addr) + ", " +
+                    std::to_string(a.size()) + " bytes>";
+           })
+      .def("free", [](pooled_device_allocation &a) {
+        if (a.freed())
+          throw cuda_error("pooled_device_allocation::free", CUDA_ERROR_INVALID_HANDLE);
+        a.free();
+      });
+
+  py::class_<device_memory_pool, std::shared_ptr<device_memory_pool>> dmp(
+      m, "DeviceMemoryPool",
+      "A caching pool of device memory in the current context (PyCUDA's): size classes of "
+      "1/16 of a power of two, stream-ordered reuse, frees what it holds and retries on out of "
+      "memory. `upstream`: the allocator backend it draws from (name or Allocator; default "
+      "'device'). Pass pool.allocate as an allocator= argument.");
+  dmp.def(py::init<py::handle>(), py::arg("upstream") = py::none())
+      .def("allocate", &device_memory_pool::allocate, py::arg("size"),
+           py::arg("stream") = py::none(),
+           "A PooledDeviceAllocation of `size` bytes, for work on `stream`.")
+      .def("__call__", &device_memory_pool::allocate, py::arg("size"),
+           py::arg("stream") = py::none(), "Same as allocate(): a pool is an allocator.");
+  expose_memory_pool(dmp);
+
+  py::class_<page_locked_allocator, std::shared_ptr<page_locked_allocator>>(
+      m, "PageLockedAllocator", "cuMemHostAlloc with `flags` (host_alloc_flags), for pools.")
+      .def(py::init([](py::handle flags) {
+             // host_alloc_flags members and plain ints alike
+             const long long value = py::int_(py::reinterpret_borrow<py::object>(flags));
+             if (value < 0 || value > 0xffffffffLL)
+               throw py::value_error("PageLockedAllocator: flags must be host_alloc_flags bits, "
+                                     "got " +
+                                     std::to_string(value));
+             return std::make_shared<page_locked_allocator>(static_cast<unsigned>(value));
+           }),
+           py::arg("flags") = 0)
+      .def_property_readonly("flags", &page_locked_allocator::flags);
+
+  py::class_<pooled_host_allocation, std::shared_ptr<pooled_host_allocation>>(
+      m, "PooledHostAllocation", "The base of an array from a PageLockedMemoryPool.")
+      .def("free", &pooled_host_allocation::free,
+           "Gives the block back to the pool now (the array must not be used after).")
+      .def("__len__", &pooled_host_allocation::size);
+
+  py::class_<page_locked_memory_pool, std::shared_ptr<page_locked_memory_pool>> plmp(
+      m, "PageLockedMemoryPool",
+      "A caching pool of page-locked host memory (PyCUDA's); allocate() returns ndarrays.");
+  plmp.def(py::init([](py::handle alloc) {
+             if (alloc.is_none())
+               return std::make_shared<page_locked_memory_pool>(page_locked_allocator(0));
+             return std::make_shared<page_locked_memory_pool>(
+                 alloc.cast<const page_locked_allocator &>());
+           }),
+           py::arg("allocator") = py::none())
+      .def("allocate", &page_locked_memory_pool::allocate, py::arg("shape"), py::arg("dtype"),
+           py::arg("order") = "C",
+           "An uninitialised ndarray in pooled page-locked memory; .base is a "
+           "PooledHostAllocation.");
+  expose_memory_pool(plmp);
+}
+
+} // namespace cuplug::python

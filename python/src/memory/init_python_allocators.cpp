@@ -1,0 +1,351 @@
+// cuplug._core.allocators: the Python face of allocator backends (Allocator, statistics) and
+// allocators written in Python, registered by name as real backends.
+#include "driver/context.hpp"
+#include "bindings.hpp"
+#include "support/convert.hpp"
+
+#include <cuplug/allocator.hpp>
+#include <cuplug/backends.hpp>
+#include <cuplug/config.hpp>
+#include <cuplug/registry.hpp>
+
+#include <atomic>
+#include <map>
+#include <string>
+
+namespace cuplug::python {
+namespace {
+
+memory_kind kind_from_string(const std::string &s, const std::string &who) {
+  if (s == "device")
+    return memory_kind::device;
+  if (s == "managed")
+    return memory_kind::managed;
+  if (s == "pinned_host" || s == "pinned")
+    return memory_kind::pinned_host;
+  if (s == "host")
+    return memory_kind::host;
+  throw py::value_error(who + ".kind is '" + s +
+                        "'; expected 'device', 'managed', 'pinned_host' or 'host'");
+}
+
+
+PyObject *cuplug_memory_error = nullptr; // cuplug._core.MemoryError
+
+// The trampoline behind `class MyAllocator(cuplug.plugins.Allocator)`. The subclass defines
+// allocate(nbytes, stream) -> int and deallocate(ptr, nbytes, stream), with `stream` the CUstream
+// handle as an int (0: legacy default stream), and a class attribute `kind` ("device",
+// "managed", "pinned_host" or "host"). Optional: free_held() -> int, trim(keep_bytes) -> int,
+// bytes_held() -> int. The GIL is taken for every call, so C++ code may call it from any
+// thread. A MemoryError (cuplug's or the builtin) raised by allocate() is out of memory, which
+// lets pools over it release what they hold and retry.
+class python_allocator : public allocator {
+public:
+  python_allocator() = default;
+
+protected:
+  std::size_t do_bytes_held() const override {
+    py::gil_scoped_acquire gil;
+    py::function f = override_of("bytes_held");
+    return f ? to_size(f(), "Allocator.bytes_held()") : 0;
+  }
+
+private:
+  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+    py::gil_scoped_acquire gil;
+    py::function f = override_of("allocate");
+    if (!f)
+      throw py::type_error(class_name() + " must define allocate(self, nbytes, stream) -> int");
+    py::object result;
+    try {
+      result = f(bytes, reinterpret_cast<std::uintptr_t>(stream));
+    } catch (py::error_already_set &e) {
+      if (e.matches(PyExc_MemoryError) ||
+          (cuplug_memory_error != nullptr && e.matches(cuplug_memory_error)))
+        throw out_of_memory((class_name() + ".allocate").c_str(), bytes, stats_in_use(), 0, 0,
+                            py::str(e.value()).cast<std::string>());
+      throw plugin_error(raised(e, "allocate"));
+    }
+    if (result.is_none())
+      throw py::type_error(class_name() + ".allocate() returned None instead of a pointer");
+    return to_size(result, (class_name() + ".allocate() result").c_str());
+  }
+
+  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+    py::gil_scoped_acquire gil;
+    py::function f = override_of("deallocate");
+    if (!f)
+      throw py::type_error(class_name() + " must define deallocate(self, ptr, nbytes, stream)");
+    try {
+      f(ptr, bytes, reinterpret_cast<std::uintptr_t>(stream));
+    } catch (py::error_already_set &e) {
+      throw plugin_error(raised(e, "deallocate"));
+    }
+  }
+
+  memory_kind do_kind() const override {
+    if (const int k = kind_.load(std::memory_order_relaxed); k >= 0)
+      return static_cast<memory_kind>(k);
+    py::gil_scoped_acquire gil;
+    py::object self = self_object();
+    // A class attribute, a property or a method of the subclass; not the base class's property,
+    // which would come back here.
+    py::object base = py::type::of<allocator>().attr("__dict__")["kind"];
+    py::object attr = py::getattr(py::type::handle_of(self), "kind", py::none());
+    if (attr.is(base) || attr.is_none())
+      throw py::type_error(class_name() + " must set the class attribute kind to 'device', " +
+                           "'managed', 'pinned_host' or 'host'");
+    attr = self.attr("kind");
+    if (PyCallable_Check(attr.ptr()))
+      attr = attr();
+    if (!py::isinstance<py::str>(attr))
+      throw py::type_error(class_name() + ".kind must be 'device', 'managed', 'pinned_host' or " +
+                           "'host', not " + std::string(py::repr(attr)));
+    const memory_kind k = kind_from_string(attr.cast<std::string>(), class_name());
+    kind_.store(static_cast<int>(k), std::memory_order_relaxed);
+    return k;
+  }
+
+  bool do_can_free_held() const override {
+    py::gil_scoped_acquire gil;
+    return static_cast<bool>(override_of("free_held"));
+  }
+
+  std::size_t do_free_held() override {
+    py::gil_scoped_acquire gil;
+    py::function f = override_of("free_held");
+    if (!f)
+      throw not_supported(class_name() + " holds no memory to free (it defines no free_held())");
+    py::object r = f();
+    return r.is_none() ? 0 : to_size(r, "Allocator.free_held()");
+  }
+
+  std::size_t do_trim(std::size_t keep_bytes) override {
+    py::gil_scoped_acquire gil;
+    py::function f = override_of("trim");
+    if (!f)
+      throw not_supported(class_name() + " cannot trim (it defines no trim(keep_bytes))");
+    py::object r = f(keep_bytes);
+    return r.is_none() ? 0 : to_size(r, "Allocator.trim()");
+  }
+
+  // The Python method overriding `name`, or null; needs the GIL.
+  py::function override_of(const char *name) const {
+    return py::get_override(static_cast<const allocator *>(this), name);
+  }
+  py::object self_object() const {
+    return py::reinterpret_borrow<py::object>(py::detail::get_object_handle(
+        static_cast<const allocator *>(this), py::detail::get_type_info(typeid(allocator))));
+  }
+  std::string class_name() const {
+    py::object self = self_object();
+    return self ? py::str(py::type::handle_of(self).attr("__name__")).cast<std::string>()
+                : std::string("Allocator");
+  }
+  std::size_t stats_in_use() const { return allocator::stats().bytes_in_use; }
+  // "<Class>.<method>() raised <Type>: <message>", without error_already_set's traceback.
+  std::string raised(py::error_already_set &e, const char *method) const {
+    return class_name() + "." + method + "() raised " +
+           py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
+           py::str(e.value()).cast<std::string>();
+  }
+
+  mutable std::atomic<int> kind_{-1};
+};
+
+// What the registry owns for a Python-defined backend: it keeps the Python instance alive (the
+// registry deletes its objects with `delete`, which must not reach a Python-owned object) and
+// forwards every call through the instance's own door, so the instance's stats() count what
+// was done through the backend.
+class registered_python_allocator final : public allocator {
+public:
+  explicit registered_python_allocator(py::object instance)
+      : instance_(std::move(instance)), impl_(instance_.cast<allocator *>()) {}
+  ~registered_python_allocator() override {
+    if (interpreter_finalizing()) {
+      instance_.release(); // leaked at exit: Python can no longer run its destructor
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    instance_ = py::object();
+  }
+  py::object instance() const { return instance_; }
+
+protected:
+  std::size_t do_bytes_held() const override { return impl_->stats().bytes_held; }
+
+private:
+  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+    return impl_->allocate(bytes, stream);
+  }
+  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+    impl_->deallocate(ptr, bytes, stream);
+  }
+  memory_kind do_kind() const override { return impl_->kind(); }
+  bool do_can_free_held() const override { return impl_->can_free_held(); }
+  std::size_t do_free_held() override { return impl_->free_held(); }
+  std::size_t do_trim(std::size_t keep_bytes) override { return impl_->trim(keep_bytes); }
+
+  py::object instance_;
+  allocator *impl_;
+};
+
+// Allocator objects go to Python as themselves; a Python-defined backend as its Python instance.
+py::object to_python(const plugin_ptr<allocator> &a) {
+  if (auto *registered = dynamic_cast<registered_python_allocator *>(a.get()))
+    return registered->instance();
+  return py::cast(a);
+}
+
+py::dict stats_dict(const allocator &a) {
+  const allocator_stats s = a.stats();
+  py::dict d;
+  d["bytes_in_use"] = s.bytes_in_use;
+  d["peak_bytes"] = s.peak_bytes;
+  d["bytes_held"] = s.bytes_held;
+  d["allocations"] = s.allocations;
+  d["deallocations"] = s.deallocations;
+  d["failures"] = s.failures;
+  return d;
+}
+
+void register_allocator(const std::string &name, py::object cls, const std::string &description) {
+  py::object base = py::module_::import("cuplug._core").attr("allocators").attr("Allocator");
+  if (!PyType_Check(cls.ptr()) || !PyObject_IsSubclass(cls.ptr(), base.ptr()) || cls.is(base))
+    throw py::type_error("register_allocator: " + std::string(py::repr(cls)) +
+                         " is not a subclass of cuplug.plugins.Allocator");
+  const std::string desc =
+      description.empty()
+          ? "Python allocator " + py::str(cls.attr("__qualname__")).cast<std::string>()
+          : description;
+  // A registered class lives as long as the process (as a plugin library would).
+  PyObject *raw = cls.release().ptr();
+  registry::instance().add_builtin(
+      plugin_kind::allocator, name, desc, [raw, name](const options &opts) -> plugin_object * {
+        py::gil_scoped_acquire gil;
+        py::dict kwargs;
+        for (const auto &[key, value] : opts.values()) {
+          opts.get_string(key, ""); // every option goes to the constructor, which judges them
+          kwargs[py::str(key)] = value;
+        }
+        py::object instance;
+        try {
+          instance = py::handle(raw)(**kwargs);
+        } catch (py::error_already_set &e) {
+          // Type and message, without the traceback error_already_set::what() appends.
+          const std::string why = py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
+                                  py::str(e.value()).cast<std::string>();
+          if (e.matches(PyExc_TypeError) || e.matches(PyExc_ValueError))
+            throw config_error("allocator '" + name + "': " + why);
+          throw plugin_error("allocator '" + name + "': " + why);
+        }
+        allocator *impl = nullptr;
+        try {
+          impl = instance.cast<allocator *>();
+        } catch (const py::cast_error &) {
+        }
+        if (impl == nullptr)
+          throw plugin_error("allocator '" + name + "': " + std::string(py::repr(instance)) +
+                             " is not usable as an Allocator; does its __init__ call "
+                             "super().__init__()?");
+        impl->set_backend_name(name);
+        return new registered_python_allocator(std::move(instance));
+      });
+}
+
+} // namespace
+
+void init_python_allocators(py::module_ &m) {
+  cuplug_memory_error = m.attr("MemoryError").ptr();
+  py::module_ sub = m.def_submodule(
+      "allocators", "Allocator backends from Python: the Allocator base class, statistics, "
+                    "Python-defined backends.");
+
+  py::class_<allocator, python_allocator, std::shared_ptr<allocator>>(
+      sub, "Allocator",
+      "A stream-ordered allocator backend. Built-in and plugin backends appear as instances; "
+      "subclass it to write one in Python: define allocate(self, nbytes, stream) -> int, "
+      "deallocate(self, ptr, nbytes, stream) and a class attribute kind ('device', 'managed', "
+      "'pinned_host' or 'host'); optionally free_held(), trim(keep_bytes) and bytes_held(). "
+      "`stream` is the CUstream handle as an int (0: the default stream). Register it with "
+      "cuplug.memory.register_allocator(name, cls) to select it like any backend.")
+      .def(py::init<>())
+      .def(
+          "allocate",
+          [](allocator &a, py::handle nbytes, py::handle stream) {
+            return a.allocate(to_size(nbytes, "allocate: nbytes"), to_stream(stream));
+          },
+          py::arg("nbytes"), py::arg("stream") = py::none(),
+          "A block of `nbytes` for work on `stream` (0 for 0 bytes), as an int address.")
+      .def(
+          "deallocate",
+          [](allocator &a, py::handle ptr, py::handle nbytes, py::handle stream) {
+            a.deallocate(to_size(ptr, "deallocate: ptr"), to_size(nbytes, "deallocate: nbytes"),
+                         to_stream(stream));
+          },
+          py::arg("ptr"), py::arg("nbytes"), py::arg("stream") = py::none(),
+          "Gives back a block from allocate() with the same nbytes, after `stream`'s work.")
+      .def_property_readonly(
+          "kind", [](const allocator &a) { return std::string(to_string(a.kind())); },
+          "'device', 'managed', 'pinned_host' or 'host'.")
+      .def_property_readonly("name", &plugin_object::backend_name,
+                             "The backend name it was created under.")
+      .def("stats", &stats_dict,
+           "{bytes_in_use, peak_bytes, bytes_held, allocations, deallocations, failures}.")
+      .def_property_readonly("can_free_held", &allocator::can_free_held)
+      .def("free_held", &allocator::free_held,
+           "Gives cached memory back; returns the bytes released. NotSupportedError for "
+           "allocators that hold nothing.")
+      .def("trim", &allocator::trim, py::arg("keep_bytes") = 0,
+           "Gives cached memory back until at most keep_bytes are held.")
+      .def("__repr__", [](const allocator &a) {
+        return "<cuplug allocator '" + a.backend_name() + "' (" + to_string(a.kind()) + ")>";
+      });
+
+  sub.def("register_allocator", &register_allocator, py::arg("name"), py::arg("cls"),
+          py::arg("description") = "",
+          "Registers an Allocator subclass as backend `name`; creating the backend calls "
+          "cls(**options) with the configured options as strings. A second registration of a "
+          "name replaces the first.");
+  sub.def(
+      "create",
+      [](const std::string &name, const std::map<std::string, std::string> &opts) {
+        std::map<std::string, std::string> values =
+            config::instance().plugin_options(plugin_kind::allocator, name).values();
+        for (const auto &[k, v] : opts)
+          values[k] = v;
+        plugin_ptr<allocator> a;
+        {
+          py::gil_scoped_release nogil; // a plugin's constructor may take time (or the GIL)
+          a = registry::instance().create<allocator>(plugin_kind::allocator, name,
+                                                     options(std::move(values)));
+        }
+        return to_python(a);
+      },
+      py::arg("name"), py::arg("options") = std::map<std::string, std::string>{},
+      "A new allocator of backend `name`: its configured options overlaid with `options`.");
+  sub.def(
+      "backend",
+      [](const std::string &name) {
+        plugin_ptr<plugin_object> o;
+        {
+          py::gil_scoped_release nogil;
+          o = cuplug::backend(plugin_kind::allocator, name);
+        }
+        return to_python(std::static_pointer_cast<allocator>(o));
+      },
+      py::arg("name"), "The shared allocator of backend `name` (what selecting it would use).");
+  sub.def(
+      "current",
+      [] {
+        plugin_ptr<allocator> a;
+        {
+          py::gil_scoped_release nogil;
+          a = current_allocator();
+        }
+        return to_python(a);
+      },
+      "The allocator every cuplug allocation uses now (the selected backend).");
+}
+
+} // namespace cuplug::python
