@@ -1,14 +1,13 @@
 // Python objects into driver values: device pointers and streams from whatever PyCUDA accepts,
 // sizes, and type names for messages.
-#include "driver/context.hpp"
 #include "support/convert.hpp"
+#include "driver/context.hpp"
 #include "memory/memory.hpp"
 
 #include <string>
 
 namespace cuplug::python {
 namespace {
-
 
 // A Python int as a 64-bit address. Negative values and values past 2**64 are errors, not wraps.
 CUdeviceptr int_to_address(py::handle value, const char *what) {
@@ -137,9 +136,10 @@ std::size_t to_size(py::handle value, const char *what) {
   if (n == static_cast<std::size_t>(-1) && PyErr_Occurred()) {
     PyErr_Clear();
     const bool negative = PyObject_RichCompareBool(number, py::int_(0).ptr(), Py_LT) == 1;
-    throw py::value_error(std::string(what) +
-                          (negative ? " must not be negative, got " : " must be at most 2**64-1, got ") +
-                          std::string(py::str(number)));
+    throw py::value_error(
+        std::string(what) +
+        (negative ? " must not be negative, got " : " must be at most 2**64-1, got ") +
+        std::string(py::str(number)));
   }
   return n;
 }
@@ -149,12 +149,16 @@ std::string type_name(py::handle obj) {
   py::object module =
       py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject *>(t)).attr("__module__");
   std::string name = t->tp_name;
-  if (name.find('.') == std::string::npos && py::isinstance<py::str>(module)) {
-    std::string m = module.cast<std::string>();
-    if (m != "builtins")
-      return m + "." + name;
-  }
-  return name;
+  const std::size_t dot = name.rfind('.');
+  std::string m = dot == std::string::npos
+                      ? (py::isinstance<py::str>(module) ? module.cast<std::string>() : "")
+                      : name.substr(0, dot);
+  if (dot != std::string::npos)
+    name = name.substr(dot + 1);
+  // cuplug's own classes are named as users import them (Event, not cuplug._core.Event).
+  if (m.empty() || m == "builtins" || m.rfind("cuplug", 0) == 0)
+    return name;
+  return m + "." + name;
 }
 
 } // namespace cuplug::python

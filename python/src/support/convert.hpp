@@ -23,7 +23,8 @@ CUstream to_stream(py::handle obj);
 // A non-negative integer from int or any object with __index__ (not float): TypeError naming the
 // type, ValueError "must not be negative" / "too large" naming `what` and the value.
 std::size_t to_size(py::handle value, const char *what);
-// The type's name for messages: "numpy.ndarray", "int" (builtins unqualified).
+// The type's name for messages: "numpy.ndarray"; builtins and cuplug's classes unqualified
+// ("int", "Event").
 std::string type_name(py::handle obj);
 
 } // namespace cuplug::python
