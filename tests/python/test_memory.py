@@ -230,7 +230,7 @@ def test_what_is_not_a_device_pointer(ctx):
         drv.memset_d8(1.5, 0, 1)
     with pytest.raises(TypeError, match="'str' as a device pointer"):
         drv.memset_d8("0x1000", 0, 1)
-    with pytest.raises(TypeError, match="'ndarray' as a device pointer"):
+    with pytest.raises(TypeError, match="'numpy.ndarray' as a device pointer"):
         drv.memset_d8(np.array([5], np.uint64), 0, 1)
     with pytest.raises(ValueError, match="must be an address"):
         drv.memset_d8(-8, 0, 1)
