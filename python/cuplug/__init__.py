@@ -64,8 +64,9 @@ def use(
 
     Options go to the backend chosen in the same call, or the one selected for that kind:
     ``cuplug.use(allocator="limiting", allocator_options={"limit": "4GiB"})``. Unknown names and
-    options the backend does not accept raise ConfigError listing what exists; nothing changes
-    then. Returns the previous selection of the kinds it chose, ``{kind: name}``, so that
+    options the backend does not accept raise ConfigError listing what exists, and a backend
+    that cannot be created raises its error (PluginError naming it and the cause); nothing
+    changes then. Returns the previous selection of the kinds it chose, ``{kind: name}``, so that
     ``cuplug.use(**previous)`` puts it back (``cuplug.using()`` restores exactly, sources and
     options included)."""
     args = dict(zip(_KIND_ARGS, (allocator, compiler, launcher, rng, interop)))
@@ -82,15 +83,16 @@ def use(
             name = choices.get(kind) or config.selected(kind).name
             _check_available(kind, name)
             config.set_options(kind, name, values)
+        for kind in {**choices, **options}:
+            # Creating the backend now is what checks it and its options (a constructor that
+            # raises, a factory that makes nothing); it is cached for use.
             try:
-                # Creating the backend now is what checks its options; it is cached for use.
-                _core.backends.create_backend(kind, name)
-            except config.ConfigError:
-                raise
-            except _core.Error:
-                # Creation may need a device or context that is not there yet; the options
-                # are checked again when the backend is first used.
-                pass
+                _core.backends.create_backend(kind, config.selected(kind).name)
+            except _core.Error as e:
+                if e.code is None:
+                    raise
+                # A driver error: creation needs a device or context that is not there yet;
+                # the backend is created, and checked, when it is first used.
     except BaseException:
         config.restore(state)
         raise

@@ -1,11 +1,13 @@
 """Kernel-launch helpers of cuplug.driver: PyCUDA's In / Out / InOut argument handlers.
 
-``Function.__call__`` (C++) gives each ArgumentHandler argument the device pointer of
-``get_device_alloc()``, calls ``pre_call(stream)`` before the launch and, for handlers that have
-``post_call``, synchronizes (when no stream is given) and calls ``post_call(stream)`` after it.
+``Function.__call__`` (C++) calls ``check()`` on every ArgumentHandler argument once all the
+arguments are known good, then gives each the device pointer of ``get_device_alloc()``, calls
+``pre_call(stream)`` before the launch and, for handlers that have ``post_call``, synchronizes
+(when no stream is given) and calls ``post_call(stream)`` after it. So a handler whose array
+cannot be copied fails before anything is allocated, copied or launched.
 """
 
-from ._core import mem_alloc, memcpy_dtoh, memcpy_htod
+from ._core import _check_host_buffer, mem_alloc, memcpy_dtoh, memcpy_htod
 
 __all__ = ["ArgumentHandler", "In", "Out", "InOut"]
 
@@ -17,16 +19,22 @@ class ArgumentHandler:
         self.array = ary
         self.dev_alloc = None
 
+    def check(self):
+        """Raises TypeError / ValueError when the array cannot be passed this way."""
+        self._nbytes()
+
+    def _nbytes(self):
+        try:
+            return self.array.nbytes
+        except AttributeError:
+            raise TypeError(
+                f"could not determine array length of '{type(self.array)}': "
+                "unsupported array type or not an array"
+            ) from None
+
     def get_device_alloc(self):
         if self.dev_alloc is None:
-            try:
-                nbytes = self.array.nbytes
-            except AttributeError:
-                raise TypeError(
-                    f"could not determine array length of '{type(self.array)}': "
-                    "unsupported array type or not an array"
-                ) from None
-            self.dev_alloc = mem_alloc(nbytes)
+            self.dev_alloc = mem_alloc(self._nbytes())
         return self.dev_alloc
 
     def pre_call(self, stream):
@@ -36,12 +44,20 @@ class ArgumentHandler:
 class In(ArgumentHandler):
     """Copied to the device before the launch (synchronously, as PyCUDA, even with a stream)."""
 
+    def check(self):
+        super().check()
+        _check_host_buffer(self.array, False, type(self).__name__, "the array")
+
     def pre_call(self, stream):
         memcpy_htod(self.get_device_alloc(), self.array)
 
 
 class Out(ArgumentHandler):
     """Copied back to the host array after the launch."""
+
+    def check(self):
+        super().check()
+        _check_host_buffer(self.array, True, type(self).__name__, "the array")
 
     def post_call(self, stream):
         memcpy_dtoh(self.array, self.get_device_alloc())

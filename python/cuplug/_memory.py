@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._core import mem_alloc, memcpy_dtoh, memcpy_htod
+from ._core import _check_host_buffer, mem_alloc, memcpy_dtoh, memcpy_htod
 
 __all__ = ["mem_alloc_like", "to_device", "from_device", "from_device_like"]
 
@@ -19,6 +19,8 @@ def to_device(bf_obj, stream=None):
     """
     view = memoryview(bf_obj)
     if not view.contiguous:
+        # tobytes() would turn object references into anonymous bytes memcpy_htod cannot refuse.
+        _check_host_buffer(view, False, "to_device", "bf_obj", contiguous=False)
         view = memoryview(view.tobytes())
     result = mem_alloc(view.nbytes, stream)
     if view.nbytes:

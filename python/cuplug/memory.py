@@ -32,7 +32,9 @@ against any allocator.
 from __future__ import annotations
 
 import os
+import re
 import time
+import warnings
 from dataclasses import dataclass
 
 from . import _core
@@ -143,27 +145,54 @@ class LogEvent:
 _EVENTS = {"allocate", "allocate_failed", "deallocate", "free_held", "trim"}
 
 
+# What the logging allocator writes where events could not be written (a full disk).
+_GAP = re.compile(r"# (\d+) events missing here \((\d+) to (\d+)\)")
+
+
+def _cut_short(fields: list[str], first_missing: int, last_missing: int) -> bool:
+    """Whether a line just before a gap mark is the start of one of the missing events."""
+    try:
+        return first_missing <= int(fields[0]) <= last_missing
+    except (IndexError, ValueError):
+        return True
+
+
 def read_log(path: str | os.PathLike) -> list[LogEvent]:
     """The events of a "logging" allocator's log, in the order they happened.
 
-    ValueError names the file and line of anything that is not a v1 event line."""
+    ValueError names the file and line of anything that is not a v1 event line. Where the log
+    says events are missing (its file could not be written), a warning says how many: a replay
+    of such a log is not faithful."""
     events = []
+    missing = 0
     with open(path) as f:
-        for number, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            fields = line.split()
-            try:
-                if len(fields) != 7 or fields[3] not in _EVENTS:
-                    raise ValueError("expected 'seq time_ns thread event ptr bytes stream'")
-                seq, time_ns, thread = int(fields[0]), int(fields[1]), int(fields[2])
-                ptr, nbytes, stream = int(fields[4], 16), int(fields[5]), int(fields[6], 16)
-            except ValueError as e:
-                raise ValueError(
-                    f"{os.fspath(path)}:{number}: not an allocator log line ({e}): {line!r}"
-                ) from None
-            events.append(LogEvent(seq, time_ns, thread, fields[3], ptr, nbytes, stream))
+        lines = [line.strip() for line in f]
+    for number, line in enumerate(lines, 1):
+        if not line or line.startswith("#"):
+            gap = _GAP.match(line)
+            missing += int(gap.group(1)) if gap else 0
+            continue
+        fields = line.split()
+        gap = _GAP.match(next((later for later in lines[number:] if later), ""))
+        if gap and _cut_short(fields, int(gap.group(2)), int(gap.group(3))):
+            continue  # the failure that the mark below reports cut this line short
+        try:
+            if len(fields) != 7 or fields[3] not in _EVENTS:
+                raise ValueError("expected 'seq time_ns thread event ptr bytes stream'")
+            seq, time_ns, thread = int(fields[0]), int(fields[1]), int(fields[2])
+            ptr, nbytes, stream = int(fields[4], 16), int(fields[5]), int(fields[6], 16)
+        except ValueError as e:
+            raise ValueError(
+                f"{os.fspath(path)}:{number}: not an allocator log line ({e}): {line!r}"
+            ) from None
+        events.append(LogEvent(seq, time_ns, thread, fields[3], ptr, nbytes, stream))
+    if missing:
+        warnings.warn(
+            f"{os.fspath(path)}: {missing} events are missing from this log (writing them "
+            "failed); replaying it will not reproduce what happened",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     events.sort(key=lambda e: e.seq)
     return events
 

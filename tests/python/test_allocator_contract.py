@@ -308,3 +308,25 @@ def test_a_logged_run_replays_against_another_allocator(tmp_path):
     log.write_text(log.read_text() + "9 1 1 allocate zzz 1 0x0\n")
     with pytest.raises(ValueError, match=r"run\.log:10: not an allocator log line"):
         memory.read_log(log)
+
+
+def test_a_log_that_could_not_be_written_says_so(tmp_path):
+    with pytest.raises(_core.ConfigError, match="cannot write the log '/dev/full': No space left"):
+        memory.create("logging", upstream="host", path="/dev/full")
+    # What the logging allocator leaves when the disk fills up: a line cut short, the mark.
+    log = tmp_path / "full.log"
+    log.write_text(
+        "# cuplug allocator log v1: seq time_ns thread event ptr bytes stream\n"
+        "1 10 1 allocate 0x1000 100 0x0\n"
+        "2 20 1 allocate 0x2000 200 0x0\n"
+        "3 30 1 dealloc\n"
+        "# 3 events missing here (3 to 5): writing them failed: No space left on device\n"
+        "6 60 1 deallocate 0x1000 100 0x0\n"
+    )
+    with pytest.warns(RuntimeWarning, match=r"full\.log: 3 events are missing from this log"):
+        events = memory.read_log(log)
+    assert [e.seq for e in events] == [1, 2, 6]
+    # A broken line that is not where a mark says events are missing is still an error.
+    log.write_text(log.read_text().replace("6 60 1 deallocate", "7 70 1 nonsense"))
+    with pytest.raises(ValueError, match=r"full\.log:6: not an allocator log line"):
+        memory.read_log(log)

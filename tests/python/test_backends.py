@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 import cuplug
+import cuplug.memory
 from cuplug import _core
 
 SELECTION_VARS = (
@@ -226,6 +227,49 @@ def test_plugin_options_are_checked_by_creating_the_backend(tmp_path):
     assert lines[4].startswith("error:") and "list values are not supported" in lines[4]
     assert lines[6] == "fake_alloc {'capacity': '2MiB', 'label': 'true'}"
     assert lines[7] == "device {}"
+
+
+def test_use_refuses_a_backend_that_cannot_be_created(clean_selection):
+    class Unmakeable(cuplug.memory.Allocator):
+        kind = "device"
+
+        def __init__(self, **options):
+            raise RuntimeError("no arena today")
+
+    cuplug.memory.register_allocator("unmakeable", Unmakeable)
+    before = cuplug.config.selection()
+    for options in ({}, {"allocator_options": {"size": "1GiB"}}):
+        with pytest.raises(
+            cuplug.plugins.PluginError,
+            match=r"allocator 'unmakeable'.*RuntimeError: no arena today",
+        ):
+            cuplug.use(allocator="unmakeable", **options)
+        assert cuplug.config.selection() == before
+        assert cuplug.config.options("allocator", "unmakeable") == {}
+    with pytest.raises(cuplug.plugins.PluginError, match="no arena today"):
+        with cuplug.using(allocator="unmakeable"):
+            pass
+    assert cuplug.config.selection() == before
+
+
+def test_use_refuses_a_plugin_whose_factory_fails(tmp_path):
+    out = run_python(
+        f"""
+        import cuplug
+        cuplug.plugins.load({fake_plugin("throwing_factory")!r})
+        c = cuplug.config
+        try:
+            cuplug.use(allocator="fake_throwing")
+        except cuplug.plugins.PluginError as e:
+            print("error:", e)
+        print(c.allocator.name, c.allocator.source)
+        """,
+        tmp_path,
+    )
+    lines = out.splitlines()
+    assert lines[0].startswith("error:") and "fake_throwing" in lines[0], out
+    assert "failed to create its allocator" in lines[0]
+    assert lines[1] == "device built-in default"
 
 
 def test_load_refused_plugin_says_why(tmp_path):

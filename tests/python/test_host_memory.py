@@ -207,3 +207,17 @@ def test_register_bad_arguments(ctx):
         drv.register_host_memory(np.ones((8, 8))[:, ::2])
     with pytest.raises(drv.LogicError, match="empty"):
         drv.register_host_memory(np.ones(0))
+
+
+def test_host_arrays_never_hold_python_objects(ctx, fake):
+    with_objects = np.dtype([("n", np.int32), ("o", object)])
+    before = fake.live_host_allocations()
+    for make in (drv.pagelocked_empty, drv.pagelocked_zeros, drv.aligned_empty, drv.managed_empty):
+        for dtype in (object, with_objects):
+            with pytest.raises(TypeError, match=r"\w+_empty: the array holds Python objects"):
+                make(4, dtype)
+    with pytest.raises(TypeError, match="register_host_memory: ary holds Python objects"):
+        drv.register_host_memory(np.array([object()] * 8, dtype=object))
+    with pytest.raises(TypeError, match="holds Python objects"):
+        drv.pagelocked_empty_like(np.zeros(3, with_objects))
+    assert fake.live_host_allocations() == before

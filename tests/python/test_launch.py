@@ -611,3 +611,135 @@ def test_double_kernel_runs(ctx):
     assert np.array_equal(
         drv.from_device(dev, (1000,), np.float32), np.arange(1000, dtype=np.float32) * 4
     )
+
+
+# ---- arguments holding Python objects -----------------------------------------------------------
+
+# 16 bytes, like the by-value parameter of int_vec4, but two object references.
+OBJECT_PAIR = np.dtype([("a", object), ("b", object)])
+
+
+def test_by_value_arguments_never_carry_object_pointers(mod, fake):
+    f = mod.get_function("int_vec4")
+    pair = np.array((object(), object()), OBJECT_PAIR)
+    for value in (pair, pair[()], np.array([object(), object()], dtype=object)):
+        with pytest.raises(
+            TypeError, match=r"kernel 'int_vec4': parameter #1 \(0-based\) holds Python objects"
+        ):
+            f(np.int32(1), value, block=(1,))
+    g = mod.get_function("int_vec4").prepare("i16s")
+    with pytest.raises(TypeError, match=r"argument #1 .* holds Python objects"):
+        g.prepared_call((1,), (1,), 1, memoryview(pair))
+    with pytest.raises(TypeError, match="_launch_kernel: arg_buf holds Python objects"):
+        f._launch_kernel((1,), (1,), np.array([object()] * 4, dtype=object), 0, None)
+    assert fake.launch_count() == 0
+
+
+# ---- In / Out / InOut: every argument is checked before anything happens ------------------------
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (
+            lambda: drv.Out(np.zeros((4, 4), np.float32)[:, ::2]),
+            r"Out: the array must be a writable contiguous",
+        ),
+        (
+            lambda: drv.InOut(np.zeros((4, 4), np.float32)[:, ::2]),
+            r"InOut: the array must be a writable contiguous",
+        ),
+        (lambda: drv.In(np.zeros((4, 4), np.float32)[::2]), r"In: the array must be a contiguous"),
+        (
+            lambda: drv.InOut(np.frombuffer(bytes(16), np.float32)),
+            r"InOut: the array must be a writable",
+        ),
+        (
+            lambda: drv.Out(np.array([object()] * 4, dtype=object)),
+            r"Out: the array holds Python objects",
+        ),
+        (
+            lambda: drv.In(np.array([object()] * 4, dtype=object)),
+            r"In: the array holds Python objects",
+        ),
+    ],
+)
+def test_bad_handlers_raise_before_any_allocation_copy_or_launch(mod, fake, make, message):
+    f = mod.get_function("int_vec4")
+    fake.fail_next("cuFuncGetParamInfo", fakecuda.CUDA_ERROR_NOT_SUPPORTED, count=1000)
+    good = drv.InOut(np.arange(4, dtype=np.float32))  # checked first, would allocate and copy
+    bad = make()
+    allocations = fake.live_allocations()
+    with pytest.raises((TypeError, ValueError), match=message):
+        f(good, bad, block=(1,))
+    assert fake.launch_count() == 0
+    assert good.dev_alloc is None and bad.dev_alloc is None
+    assert fake.live_allocations() == allocations
+
+
+def test_handler_check_runs_after_all_arguments_are_classified(mod, fake):
+    order = []
+
+    class Recording(drv.In):
+        def check(self):
+            order.append("check")
+            super().check()
+
+        def get_device_alloc(self):
+            order.append("alloc")
+            return super().get_device_alloc()
+
+    f = mod.get_function("ptr_int")
+    with pytest.raises(TypeError, match="invalid type on parameter #1"):
+        f(Recording(np.zeros(4, np.int32)), 3, block=(1,))
+    assert order == [] and fake.launch_count() == 0
+    f(Recording(np.zeros(4, np.int32)), np.int32(4), block=(1,))
+    assert order == ["check", "alloc", "alloc"]  # pre_call asks for it again
+    assert fake.launch_count() == 1
+
+
+# ---- launches from threads without a context ----------------------------------------------------
+
+
+def in_thread(function):
+    """Runs function() on a new thread (which has no current context); returns its result."""
+    import threading
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = function()
+        except BaseException as e:  # noqa: BLE001 (handed to the caller)
+            outcome["error"] = e
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def test_launches_work_from_a_thread_without_a_context(ctx, mod, fake, alloc):
+    f = mod.get_function("ptr_int")
+    p = mod.get_function("ptr_int").prepare("Pi")
+    data = np.arange(4, dtype=np.int32)
+
+    def worker():
+        assert drv.Context.get_current() is None
+        f(alloc, np.int32(1), block=(1,))
+        f(drv.InOut(data), np.int32(4), block=(4,))  # allocates and copies in f's context
+        seconds = f(alloc, np.int32(2), block=(2,), time_kernel=True)
+        p.prepared_call((1,), (3,), alloc, 3)
+        p.prepared_async_call((1,), (4,), None, alloc, 4)
+        timer = p.prepared_timed_call((1,), (5,), alloc, 5)
+        assert timer() >= 0 and seconds >= 0
+        assert f.num_regs >= 0 and f.max_active_blocks_per_multiprocessor(32) > 0
+        assert drv.Context.get_current() is None
+        return fake.launch_count()
+
+    assert in_thread(worker) == 6
+    assert fake.last_launch().block == (5, 1, 1)
+    assert np.array_equal(data, np.arange(4))
+    assert drv.Context.get_current() == ctx

@@ -449,7 +449,158 @@ def test_stream_arguments(ctx):
     for stream in (None, 0, s, s.handle, CudaStreamProtocol(s.handle), ForeignStream(s.handle)):
         drv.memset_d8_async(a, 5, 8, stream)
     assert list(from_dev(a, 8)) == [5] * 8
-    with pytest.raises(TypeError, match="'Event' as a stream"):
+    with pytest.raises(TypeError, match="'cuplug._core.Event' as a stream"):
         drv.memset_d8_async(a, 0, 8, drv.Event())  # has a .handle, but is no stream
     with pytest.raises(TypeError, match="'str' as a stream"):
         drv.memset_d8_async(a, 0, 8, "default")
+
+
+# ---- host buffers holding Python objects --------------------------------------------------------
+
+# Arrays whose items are Python object references: copying their bytes moves pointers into
+# this process to the device, and copying bytes over them corrupts reference counts.
+OBJECT_ARRAYS = {
+    "object": lambda: np.array([object() for _ in range(8)], dtype=object),
+    "object_field": lambda: np.zeros(4, [("n", np.int32), ("o", object)]),
+    "nested_object": lambda: np.zeros(2, [("inner", [("a", np.float32), ("b", object)])]),
+    "memoryview": lambda: memoryview(np.array([None] * 8, dtype=object)),
+}
+
+
+@pytest.fixture(params=sorted(OBJECT_ARRAYS))
+def object_array(request):
+    return OBJECT_ARRAYS[request.param]()
+
+
+def test_memcpy_refuses_buffers_holding_objects(ctx, fake, object_array):
+    dev = drv.mem_alloc(256)
+    keep = [] if isinstance(object_array, memoryview) else list(object_array.flat)
+    s = drv.Stream()
+    for call in (
+        lambda: drv.memcpy_dtoh(object_array, dev),
+        lambda: drv.memcpy_dtoh_async(object_array, dev, s),
+        lambda: drv.memcpy_htod(dev, object_array),
+        lambda: drv.memcpy_htod_async(dev, object_array, s),
+    ):
+        with pytest.raises(TypeError, match=r"memcpy_\w+: (src|dest) holds Python objects"):
+            call()
+    # Nothing was written over the references: the objects are still intact.
+    if keep:
+        assert list(object_array.flat) == keep
+
+
+def test_memcpy_2d_refuses_host_buffers_holding_objects(ctx, object_array):
+    c = drv.Memcpy2D()
+    with pytest.raises(TypeError, match="set_src_host: the source holds Python objects"):
+        c.set_src_host(object_array)
+    with pytest.raises(TypeError, match="set_dst_host: the destination holds Python objects"):
+        c.set_dst_host(object_array)
+    with pytest.raises(TypeError, match="set_dst_unified: the destination holds Python objects"):
+        c.set_dst_unified(object_array)
+    c3 = drv.Memcpy3D()
+    with pytest.raises(TypeError, match="set_dst_host: the destination holds Python objects"):
+        c3.set_dst_host(object_array)
+
+
+def test_plain_structured_arrays_are_still_copied(ctx):
+    # A field *named* "O" is not an object field (the buffer format is "T{<i:x:<d:O:}").
+    data = np.zeros(3, [("x", np.int32), ("O", np.float64)])
+    data["x"], data["O"] = [1, 2, 3], [0.5, 1.5, 2.5]
+    dev = drv.to_device(data)
+    assert np.array_equal(drv.from_device_like(dev, data), data)
+
+
+def test_to_device_and_from_device_refuse_objects(ctx, fake):
+    before = fake.live_allocations()
+    strided = np.array([object() for _ in range(8)], dtype=object)[::2]
+    with pytest.raises(TypeError, match="to_device: bf_obj holds Python objects"):
+        drv.to_device(strided)  # not contiguous: would go through tobytes()
+    with pytest.raises(TypeError, match="holds Python objects"):
+        drv.to_device(np.array([1, "a"], dtype=object))
+    assert fake.live_allocations() == before
+    dev = drv.mem_alloc(64)
+    with pytest.raises(TypeError, match="memcpy_dtoh: dest holds Python objects"):
+        drv.from_device(dev, (4,), object)
+
+
+# ---- allocations from threads without a context -------------------------------------------------
+
+
+def in_thread(function):
+    """Runs function() on a new thread (which has no current context); returns its result."""
+    import threading
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = function()
+        except BaseException as e:  # noqa: BLE001 (handed to the caller)
+            outcome["error"] = e
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def test_copies_and_fills_work_from_a_thread_without_a_context(ctx):
+    a, b = drv.mem_alloc(64), drv.mem_alloc(64)
+    data = np.arange(16, dtype=np.uint32)
+
+    def worker():
+        assert drv.Context.get_current() is None
+        drv.memcpy_htod(a, data)
+        drv.memcpy_dtod(b, a, 64)
+        out = np.zeros(16, np.uint32)
+        drv.memcpy_dtoh(out, b)
+        drv.memset_d32(a, 7, 16)
+        drv.memset_d2d8(a, 8, 1, 8, 2)
+        filled = np.zeros(64, np.uint8)
+        drv.memcpy_dtoh(filled, a)
+        c = drv.Memcpy2D()
+        c.set_src_device(b)
+        back = np.zeros(16, np.uint32)
+        c.set_dst_host(back)
+        c.src_pitch = c.dst_pitch = c.width_in_bytes = 64
+        c.height = 1
+        c()
+        assert drv.Context.get_current() is None  # pushed for each call, popped after
+        return out, filled, back
+
+    out, filled, back = in_thread(worker)
+    assert np.array_equal(out, data) and np.array_equal(back, data)
+    assert list(filled[:16]) == [1] * 16 and list(filled[16:20]) == [7, 0, 0, 0]
+    assert drv.Context.get_current() == ctx
+
+
+def test_a_thread_with_a_context_keeps_it_for_copies(ctx):
+    a = drv.mem_alloc(16)
+    other = drv.Device(0).make_context()
+    try:
+        drv.memcpy_htod(a, np.ones(4, np.float32))  # runs in `other`: unified addressing
+        assert drv.Context.get_current() == other
+    finally:
+        drv.Context.pop()
+        other.detach()
+    out = np.zeros(4, np.float32)
+    drv.memcpy_dtoh(out, a)
+    assert list(out) == [1, 1, 1, 1]
+
+
+def test_copies_to_an_allocation_of_a_detached_context_raise(ctx):
+    other = drv.Device(0).make_context()
+    a = drv.mem_alloc(16)
+    drv.Context.pop()
+    other.detach()  # its memory went with it: the driver must not see the address again
+
+    def copy():
+        with pytest.raises(drv.LogicError, match="cannot activate dead context"):
+            drv.memcpy_htod(a, b"x" * 16)
+        with pytest.raises(drv.LogicError, match="cannot activate dead context"):
+            drv.memset_d8(a, 0, 16)
+
+    copy()
+    in_thread(copy)

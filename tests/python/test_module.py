@@ -154,6 +154,67 @@ def test_texture_references_are_gone(ctx):
             method("tex")
 
 
+def test_modules_of_a_detached_context_never_reach_the_driver(ctx, fake):
+    other = drv.Device(0).make_context()
+    mod = drv.module_from_buffer(PTX)
+    f = mod.get_function("scale").prepare("Pfi")
+    never_asked = mod.get_function("scale")  # has not asked for its parameters yet
+    alloc = drv.mem_alloc(16)
+    drv.Context.pop()
+    other.detach()  # destroys the module and its functions with the context
+    gone = "invalid device context - the module's context was detached"
+    calls = {
+        "module::get_function": lambda: mod.get_function("scale"),
+        "module::get_global": lambda: mod.get_global("counter"),
+        "module::get_texref": lambda: mod.get_texref("tex"),
+        "Function.__call__": lambda: f(alloc, np.float32(1), np.uint32(1), block=(1,)),
+        "cuLaunchKernel": lambda: f.prepared_call((1,), (1,), alloc, 1.0, 1),
+        "prepared_timed_call": lambda: f.prepared_timed_call((1,), (1,), alloc, 1.0, 1),
+        "cuFuncGetAttribute": lambda: f.num_regs,
+        "cuFuncSetAttribute": lambda: f.set_attribute(
+            drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 0
+        ),
+        "cuFuncSetCacheConfig": lambda: f.set_cache_config(drv.func_cache.PREFER_L1),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor": (
+            lambda: f.max_active_blocks_per_multiprocessor(32)
+        ),
+        "cuFuncGetParamInfo": lambda: never_asked.param_layout,
+    }
+    for routine, call in calls.items():
+        with pytest.raises(drv.LogicError, match=f"{routine} failed: {gone}"):
+            call()
+    assert fake.launch_count() == 0
+    # The autouse fixture fails the test if any destroyed handle reached the fake driver.
+
+
+def test_module_calls_work_from_a_thread_without_a_context(ctx, fake):
+    import threading
+
+    mod = drv.module_from_buffer(PTX)
+    results = {}
+
+    def worker():
+        results["current"] = drv.Context.get_current()
+        results["global"] = mod.get_global("counter")[1]
+        results["params"] = mod.get_function("scale").param_layout
+        results["after"] = drv.Context.get_current()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert results == {
+        "current": None,
+        "global": 4,
+        "params": [(0, 8), (8, 4), (12, 4)],
+        "after": None,
+    }
+
+
+def test_module_images_holding_objects_are_refused(ctx):
+    with pytest.raises(TypeError, match="module image: the buffer holds Python objects"):
+        drv.module_from_buffer(np.array([object()] * 8, dtype=object))
+
+
 # ---- Linker -------------------------------------------------------------------------------------
 
 

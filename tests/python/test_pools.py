@@ -290,6 +290,17 @@ def test_page_locked_pool(ctx):
     assert pool.held_blocks == 0
 
 
+def test_page_locked_pool_refuses_python_objects(ctx, fake):
+    pool = drv.PageLockedMemoryPool()
+    before = fake.live_host_allocations()
+    for dtype in (object, [("n", np.int32), ("o", object)]):
+        with pytest.raises(
+            TypeError, match="PageLockedMemoryPool.allocate: the array holds Python objects"
+        ):
+            pool.allocate((4,), dtype)
+    assert fake.live_host_allocations() == before and pool.held_blocks == 0
+
+
 def test_page_locked_allocator_flags(ctx, fake):
     alloc = drv.PageLockedAllocator(drv.host_alloc_flags.DEVICEMAP)
     assert alloc.flags == drv.host_alloc_flags.DEVICEMAP

@@ -260,3 +260,87 @@ def test_selected_python_allocator_serves_mem_alloc(ctx):
         assert memory.stats()["bytes_in_use"] == 3000
         a.free()
         assert memory.stats()["bytes_in_use"] == 0
+
+
+def test_pointers_must_be_256_byte_aligned():
+    class Sloppy(memory.Allocator):
+        kind = "host"
+
+        def __init__(self, offset):
+            super().__init__()
+            self.offset = offset
+            self.freed = []
+
+        def allocate(self, nbytes, stream):
+            return 0x10000 + self.offset
+
+        def deallocate(self, ptr, nbytes, stream):
+            self.freed.append((ptr, nbytes))
+
+    with pytest.raises(
+        PluginError, match=r"Sloppy.allocate\(\) returned 0x10001, which is not 256-byte aligned"
+    ):
+        _core.allocators.Allocator.allocate(Sloppy(1), 10)
+    for offset in (8, 128):
+        a = Sloppy(offset)
+        with pytest.raises(PluginError, match="multiple of 256 bytes"):
+            _core.allocators.Allocator.allocate(a, 10)
+        assert a.freed == [(0x10000 + offset, 10)]  # the refused block went back
+        assert a.stats()["bytes_in_use"] == 0 and a.stats()["failures"] == 1
+    assert _core.allocators.Allocator.allocate(Sloppy(256), 10) == 0x10100
+
+
+@pytest.mark.gpu
+def test_an_allocator_allocating_through_itself_is_told_so(ctx):
+    import cuplug.driver as drv
+
+    class Recursive(memory.Allocator):
+        kind = "device"
+        calls = 0
+
+        def allocate(self, nbytes, stream):
+            Recursive.calls += 1
+            return int(drv.mem_alloc(nbytes))  # the selected backend: this allocator
+
+        def deallocate(self, ptr, nbytes, stream):
+            pass
+
+    memory.register_allocator("recursive", Recursive)
+    with cuplug.using(allocator="recursive"):
+        with pytest.raises(PluginError) as raised:
+            drv.mem_alloc(1024)
+    message = str(raised.value)
+    assert "Recursive.allocate() was called again while it was running" in message
+    assert 'cuplug.memory.create("device")' in message
+    assert "must define allocate" not in message
+    assert message.count("called again") == 1 and len(message) < 1000
+    assert Recursive.calls == 1  # stopped at the first re-entry
+
+
+def test_reentry_on_one_thread_does_not_block_other_threads(numpy_host):
+    inner = memory.create(numpy_host)
+    entered, release = threading.Event(), threading.Event()
+
+    class Slow(memory.Allocator):
+        kind = "host"
+
+        def allocate(self, nbytes, stream):
+            if not entered.is_set():
+                entered.set()
+                release.wait(5)
+            return inner.allocate(nbytes, stream)
+
+        def deallocate(self, ptr, nbytes, stream):
+            inner.deallocate(ptr, nbytes, stream)
+
+    a = Slow()
+    results = []
+    first = threading.Thread(
+        target=lambda: results.append(_core.allocators.Allocator.allocate(a, 16))
+    )
+    first.start()
+    assert entered.wait(5)
+    second = _core.allocators.Allocator.allocate(a, 16)  # another thread: not a re-entry
+    release.set()
+    first.join()
+    assert len(results) == 1 and second % 256 == 0

@@ -8,6 +8,7 @@
 // current; switching between our contexts replaces the slot (cuCtxSetCurrent).
 #include "driver/context.hpp"
 #include "support/convert.hpp"
+#include "driver/activation.hpp"
 
 #include <cstdio>
 #include <mutex>
@@ -335,6 +336,21 @@ scoped_activation::~scoped_activation() {
     if (!interpreter_finalizing())
       std::fprintf(stderr, "cuplug WARNING: could not restore the context stack: %s\n", e.what());
   }
+}
+
+scoped_activation_if_none::scoped_activation_if_none(const context_ptr &ctx) {
+  if (!ctx)
+    return;
+  if (!ctx->valid())
+    throw cuda_error("scoped_activation", CUDA_ERROR_INVALID_CONTEXT,
+                     "cannot activate dead context");
+  if (live_top(stack()) != nullptr)
+    return;
+  CUcontext current_handle = nullptr;
+  if (entry(driver().cuCtxGetCurrent, "cuCtxGetCurrent")(&current_handle) == CUDA_SUCCESS &&
+      current_handle != nullptr)
+    return;
+  active_.emplace(ctx);
 }
 
 // ---- clean-up helpers ------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include "driver/context.hpp"
 #include "bindings.hpp"
 #include "support/convert.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -114,6 +115,7 @@ void stream::wait_for_event(const event &evt) {
 
 CUipcEventHandle ipc_event_handle_from(const py::buffer &data) {
   py::buffer_info info = data.request();
+  check_plain_buffer(info, "Event.from_ipc_handle", "handle");
   std::size_t bytes = static_cast<std::size_t>(info.size * info.itemsize);
   CUipcEventHandle ipc;
   if (bytes != sizeof(ipc))

@@ -88,10 +88,11 @@ void pack_prepared(const arg_layout &layout, PyObject *const *args, std::size_t 
                    arg_buffer &out, const std::string &kernel, const char *routine);
 
 // __call__ mode: PyCUDA's type dispatch (spec §1.11). In/Out/InOut arguments are appended to
-// `handlers` (they need pre_call/post_call). With `params` (the kernel's layout) the count and
-// each argument's size are checked and arguments go to the kernel's offsets; without it they go
-// where CPython's struct would put them. TypeError "invalid type on parameter #i (0-based)" for
-// anything else.
+// `handlers` (they need pre_call/post_call); once every argument is classified, each handler's
+// check() runs, and only then their get_device_alloc(), so a bad handler allocates nothing. With
+// `params` (the kernel's layout) the count and each argument's size are checked and arguments go to
+// the kernel's offsets; without it they go where CPython's struct would put them. TypeError
+// "invalid type on parameter #i (0-based)" for anything else.
 void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *params,
                arg_buffer &out, std::vector<py::object> &handlers, const std::string &kernel);
 

@@ -2,6 +2,7 @@
 #include "launch/arg_values.hpp"
 #include "memory/memory.hpp"
 #include "launch/numpy_scalars.hpp"
+#include "support/host_buffer.hpp"
 
 #include <complex>
 #include <cstring>
@@ -10,7 +11,6 @@
 #include <type_traits>
 
 namespace cuplug::python {
-
 
 std::string slot_format(char code, std::size_t size) {
   return code == 's' ? std::to_string(size) + "s" : std::string(1, code);
@@ -220,8 +220,13 @@ void store_buffer(unsigned char *dst, std::size_t size, PyObject *v, const arg_c
   if (!PyObject_CheckBuffer(v))
     raise_expected(c, "bytes or an object with the buffer protocol", v);
   Py_buffer view;
-  if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) != 0)
+  if (PyObject_GetBuffer(v, &view, with_format(PyBUF_SIMPLE)) != 0)
     raise_with_context(c);
+  if (format_has_objects(view.format)) {
+    const std::string format = view.format;
+    PyBuffer_Release(&view);
+    throw_holds_objects(c.where().c_str(), "the value", "buffer format '" + format + "'");
+  }
   const std::size_t n = static_cast<std::size_t>(view.len);
   if (n <= size)
     std::memcpy(dst, view.buf, n);

@@ -3,6 +3,7 @@
 #include "launch/arg_values.hpp"
 #include "memory/memory.hpp"
 #include "launch/numpy_scalars.hpp"
+#include "support/host_buffer.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -85,12 +86,14 @@ struct call_arg {
     size = sizeof p;
     align = alignof(void *);
   }
-  void buffer(PyObject *obj, std::size_t index) {
-    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) != 0)
+  void buffer(PyObject *obj, std::size_t index, const std::string &kernel) {
+    if (PyObject_GetBuffer(obj, &view, with_format(PyBUF_SIMPLE)) != 0)
       raise(PyExc_TypeError, "cannot pass parameter #" + std::to_string(index) +
                                  " (0-based) by value: " + pending_message());
     how = kind::by_value;
     has_view = true;
+    check_plain_buffer(view, ("kernel '" + kernel + "'").c_str(),
+                       ("parameter #" + std::to_string(index) + " (0-based)").c_str());
     src = static_cast<const unsigned char *>(view.buf);
     size = static_cast<std::size_t>(view.len);
     align = 1;
@@ -138,9 +141,9 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
   }
   const call_classes &cls = classes();
   if (is_instance(obj, cls.argument_handler)) {
+    // Its device pointer is filled in by pack_call once every argument has been checked.
     handlers.push_back(py::reinterpret_borrow<py::object>(obj));
-    py::object alloc = py::handle(obj).attr("get_device_alloc")();
-    return a.pointer(to_devptr(alloc));
+    return a.pointer(0);
   }
   if (PyObject_TypeCheck(obj, np.ndarray)) {
     if (cls.managed_allocation != Py_None) {
@@ -148,10 +151,10 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
       if (is_instance(base.ptr(), cls.managed_allocation))
         return a.pointer(as_device_allocation(base)->ptr());
     }
-    return a.buffer(obj, index);
+    return a.buffer(obj, index, kernel);
   }
   if (PyObject_TypeCheck(obj, np.void_scalar))
-    return a.buffer(obj, index);
+    return a.buffer(obj, index, kernel);
   if (py::object cai = attr_or_null(obj, "__cuda_array_interface__")) {
     const int truth = PyObject_IsTrue(cai.ptr());
     if (truth < 0)
@@ -186,8 +189,11 @@ void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *par
       end = std::max(end, p.first + p.second);
   out.assign_zero(end);
   std::size_t cursor = 0;
+  const std::size_t first_handler = handlers.size();
+  std::vector<std::size_t> handler_offsets;
   for (std::size_t i = 0; i < nargs; ++i) {
     call_arg a;
+    const std::size_t handlers_before = handlers.size();
     classify(args[i], i, a, handlers, kernel);
     std::size_t offset;
     if (params != nullptr) {
@@ -202,7 +208,18 @@ void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *par
     }
     if (a.size != 0)
       std::memcpy(out.data() + offset, a.src, a.size);
+    if (handlers.size() != handlers_before)
+      handler_offsets.push_back(offset);
     cursor = offset + a.size;
+  }
+  // In/Out/InOut: every handler checks its array (Out: writable, contiguous, no objects) before
+  // any of them allocates or copies, so a bad one fails before anything happened.
+  for (std::size_t k = 0; k < handler_offsets.size(); ++k)
+    handlers[first_handler + k].attr("check")();
+  for (std::size_t k = 0; k < handler_offsets.size(); ++k) {
+    py::object alloc = handlers[first_handler + k].attr("get_device_alloc")();
+    const CUdeviceptr p = to_devptr(alloc);
+    std::memcpy(out.data() + handler_offsets[k], &p, sizeof p);
   }
 }
 

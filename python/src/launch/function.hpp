@@ -3,6 +3,7 @@
 
 #include "launch/arg_packer.hpp"
 #include "launch/module.hpp"
+#include "driver/activation.hpp"
 
 #include <optional>
 #include <string>
@@ -18,6 +19,12 @@ public:
         name_(std::move(name)) {}
 
   CUfunction handle() const noexcept { return handle_; }
+  // handle() for a driver call: LogicError naming `routine` when the module's context was
+  // detached (which destroyed the module and this function with it).
+  CUfunction live_handle(const char *routine) const {
+    module_->check_alive(routine);
+    return handle_;
+  }
   const std::string &name() const noexcept { return name_; }
   const module_ptr &get_module() const noexcept { return module_; }
   cuplug::launcher &get_launcher() const noexcept { return *launcher_; }
@@ -32,13 +39,22 @@ public:
   // naming `routine`) and makes it the prepared layout.
   void set_arg_format(const std::string &format, const char *routine);
 
-  // Packs args with the prepared layout into `buffer` and launches. TypeError if unprepared.
+  // Packs args with the prepared layout into `buffer`. AttributeError if unprepared.
+  void pack_prepared_args(PyObject *const *args, std::size_t nargs, arg_buffer &buffer,
+                          const char *routine) const;
+  // pack_prepared_args(), then launch().
   void prepared_launch(const launch_config &config, PyObject *const *args, std::size_t nargs,
-                       arg_buffer &buffer, const char *routine);
+                       arg_buffer &buffer, const char *routine) {
+    pack_prepared_args(args, nargs, buffer, routine);
+    launch(config, buffer.data(), buffer.size());
+  }
 
-  // Launches an already packed parameter buffer (the launcher checks the geometry).
+  // Launches an already packed parameter buffer (the launcher checks the geometry), under the
+  // module's context when the calling thread has none.
   void launch(const launch_config &config, void *args, std::size_t bytes) {
-    launcher_->launch(handle_, config, args, bytes);
+    const CUfunction f = live_handle("cuLaunchKernel");
+    scoped_activation_if_none active(module_->get_context());
+    launcher_->launch(f, config, args, bytes);
     last_block = config.block;
   }
 

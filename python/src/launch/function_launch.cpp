@@ -15,9 +15,11 @@ namespace cuplug::python {
 
 const param_layout *function::parameters() {
   if (!params_asked_) {
+    const CUfunction f = live_handle("cuFuncGetParamInfo");
     params_asked_ = true;
     try {
-      if (auto layout = launcher_->parameter_layout(handle_)) {
+      scoped_activation_if_none active(module_->get_context());
+      if (auto layout = launcher_->parameter_layout(f)) {
         params_ = std::move(*layout);
         params_known_ = true;
       }
@@ -35,13 +37,12 @@ void function::set_arg_format(const std::string &format, const char *routine) {
   prepared_ = std::move(layout);
 }
 
-void function::prepared_launch(const launch_config &config, PyObject *const *args,
-                               std::size_t nargs, arg_buffer &buffer, const char *routine) {
+void function::pack_prepared_args(PyObject *const *args, std::size_t nargs, arg_buffer &buffer,
+                                  const char *routine) const {
   if (!prepared_)
     throw py::attribute_error(std::string(routine) + ": kernel '" + name_ +
                               "' has no arg_format; call prepare(arg_types) first");
   pack_prepared(*prepared_, args, nargs, buffer, name_, routine);
-  launch(config, buffer.data(), buffer.size());
 }
 
 namespace {
@@ -114,6 +115,10 @@ PyObject *call(PyObject *self, PyObject *const *args, std::size_t nargsf,
                PyObject *kwnames) noexcept {
   try {
     function &f = self_function(self);
+    // Before any argument is looked at: a detached context destroyed the function. A thread
+    // without a context runs the whole call (In/Out allocations included) in the function's.
+    f.get_module()->check_alive("Function.__call__");
+    scoped_activation_if_none active(f.get_module()->get_context());
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     const interned_names &n = names();
     PyObject *block = nullptr, *grid = nullptr, *stream = Py_None, *shared = nullptr,

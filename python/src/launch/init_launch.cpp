@@ -5,6 +5,7 @@
 #include "launch/function.hpp"
 #include "launch/launch_args.hpp"
 #include "launch/launch_entries.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cctype>
 #include <cstdint>
@@ -46,8 +47,9 @@ void add_attribute_aliases(py::class_<function, function_ptr> &cls, py::module_ 
     if (py::hasattr(cls, name.c_str()))
       continue;
     cls.def_property_readonly(name.c_str(), [id](function &self) {
-      return self.get_launcher().function_attribute(self.handle(),
-                                                    static_cast<CUfunction_attribute>(id));
+      const CUfunction f = self.live_handle("cuFuncGetAttribute");
+      scoped_activation_if_none active(self.get_module()->get_context());
+      return self.get_launcher().function_attribute(f, static_cast<CUfunction_attribute>(id));
     });
   }
 }
@@ -108,29 +110,36 @@ void init_launch(py::module_ &m) {
       .def(
           "get_attribute",
           [](function &self, py::handle attr) {
+            const CUfunction f = self.live_handle("cuFuncGetAttribute");
+            scoped_activation_if_none active(self.get_module()->get_context());
             return self.get_launcher().function_attribute(
-                self.handle(), static_cast<CUfunction_attribute>(attribute_id(attr)));
+                f, static_cast<CUfunction_attribute>(attribute_id(attr)));
           },
           py::arg("attr"))
       .def(
           "set_attribute",
           [](function &self, py::handle attr, int value) {
+            const CUfunction f = self.live_handle("cuFuncSetAttribute");
+            scoped_activation_if_none active(self.get_module()->get_context());
             self.get_launcher().set_function_attribute(
-                self.handle(), static_cast<CUfunction_attribute>(attribute_id(attr)), value);
+                f, static_cast<CUfunction_attribute>(attribute_id(attr)), value);
           },
           py::arg("attr"), py::arg("value"))
       .def(
           "set_cache_config",
           [](function &self, py::handle config) {
-            CUPLUG_CALL(cuFuncSetCacheConfig, self.handle(),
-                        static_cast<CUfunc_cache>(attribute_id(config)));
+            const CUfunction f = self.live_handle("cuFuncSetCacheConfig");
+            scoped_activation_if_none active(self.get_module()->get_context());
+            CUPLUG_CALL(cuFuncSetCacheConfig, f, static_cast<CUfunc_cache>(attribute_id(config)));
           },
           py::arg("config"))
       .def(
           "max_active_blocks_per_multiprocessor",
           [](function &self, int block_size, std::size_t dynamic_shared) {
-            return self.get_launcher().max_active_blocks_per_multiprocessor(
-                self.handle(), block_size, dynamic_shared);
+            const CUfunction f = self.live_handle("cuOccupancyMaxActiveBlocksPerMultiprocessor");
+            scoped_activation_if_none active(self.get_module()->get_context());
+            return self.get_launcher().max_active_blocks_per_multiprocessor(f, block_size,
+                                                                            dynamic_shared);
           },
           py::arg("block_size"), py::arg("dynamic_shared") = 0,
           "Occupancy: resident blocks per multiprocessor for this block size.")
@@ -175,6 +184,7 @@ void init_launch(py::module_ &m) {
             config.shared_bytes = shared_bytes(shared.ptr(), "shared");
             config.stream = to_stream(stream);
             py::buffer_info info = args.request();
+            check_plain_buffer(info, "_launch_kernel", "arg_buf");
             self.launch(config, info.ptr, static_cast<std::size_t>(info.size * info.itemsize));
           },
           py::arg("grid"), py::arg("block"), py::arg("arg_buf"), py::arg("shared") = 0,

@@ -2,6 +2,7 @@
 #include "launch/function.hpp"
 #include "bindings.hpp"
 #include "launch/module.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cuplug/backends.hpp>
 
@@ -18,6 +19,12 @@ namespace cuplug::python {
 module::module(context_ptr ctx, plugin_ptr<cuplug::launcher> launcher,
                CUmodule handle) :context_dependent(std::move(ctx)),
     launcher_(std::move(launcher)), handle_(handle) {}
+
+void module::throw_detached(const char *routine) {
+  throw cuda_error(routine, CUDA_ERROR_INVALID_CONTEXT,
+                   "the module's context was detached, which destroyed the module and its "
+                   "functions; load the module again in a live context");
+}
 
 module::~module() {
   // Unload under the module's own context; a context that is already gone took the module
@@ -115,10 +122,15 @@ public:
       size_ = text_.size();
       return;
     }
-    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_SIMPLE) != 0) {
+    if (PyObject_GetBuffer(obj.ptr(), &view_, with_format(PyBUF_SIMPLE)) != 0) {
       PyErr_Clear();
       throw py::type_error("module image must be bytes, str (PTX) or a buffer, got " +
                            std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+    }
+    if (format_has_objects(view_.format)) {
+      const std::string format = view_.format;
+      PyBuffer_Release(&view_); // the destructor does not run for a constructor that throws
+      throw_holds_objects("module image", "the buffer", "buffer format '" + format + "'");
     }
     held_ = true;
     data_ = view_.buf;
@@ -280,22 +292,34 @@ void init_module(py::module_ &m) {
       .def(
           "get_function",
           [](const module_ptr &self, const std::string &name) {
-            CUfunction f = self->get_launcher().get_function(self->handle(), name);
+            const CUmodule handle = self->live_handle("module::get_function");
+            scoped_activation_if_none active(self->get_context());
+            CUfunction f = self->get_launcher().get_function(handle, name);
             return std::make_shared<function>(self, f, name);
           },
           py::arg("name"), "A new Function for the kernel `name`; it keeps this module alive.")
       .def(
           "get_global",
           [](const module_ptr &self, const std::string &name) {
-            auto [ptr, size] = self->get_launcher().get_global(self->handle(), name);
+            const CUmodule handle = self->live_handle("module::get_global");
+            scoped_activation_if_none active(self->get_context());
+            auto [ptr, size] = self->get_launcher().get_global(handle, name);
             return py::make_tuple(static_cast<unsigned long long>(ptr), size);
           },
           py::arg("name"), "(device pointer, size in bytes) of the global variable `name`.")
       .def(
-          "get_texref", [](py::handle, py::handle) { no_texture_references("get_texref"); },
+          "get_texref",
+          [](const module &self, py::handle) {
+            self.check_alive("module::get_texref");
+            no_texture_references("get_texref");
+          },
           py::arg("name"))
       .def(
-          "get_surfref", [](py::handle, py::handle) { no_texture_references("get_surfref"); },
+          "get_surfref",
+          [](const module &self, py::handle) {
+            self.check_alive("module::get_surfref");
+            no_texture_references("get_surfref");
+          },
           py::arg("name"))
       .def_property_readonly(
           "handle",

@@ -31,10 +31,25 @@ public:
   module &operator=(const module &) = delete;
 
   CUmodule handle() const noexcept { return handle_; }
+  // Whether the module still exists: detaching its context destroyed it (and its functions).
+  bool alive() const noexcept { return get_context()->valid(); }
+  // LogicError "<routine> failed: invalid device context - ..." when !alive(), so a destroyed
+  // module's (or function's) handle never reaches the driver.
+  void check_alive(const char *routine) const {
+    if (!alive())
+      throw_detached(routine);
+  }
+  // handle() for a driver call: check_alive() first.
+  CUmodule live_handle(const char *routine) const {
+    check_alive(routine);
+    return handle_;
+  }
   cuplug::launcher &get_launcher() const noexcept { return *launcher_; }
   const plugin_ptr<cuplug::launcher> &launcher_ptr() const noexcept { return launcher_; }
 
 private:
+  [[noreturn]] static void throw_detached(const char *routine);
+
   plugin_ptr<cuplug::launcher> launcher_;
   CUmodule handle_;
 };

@@ -32,6 +32,7 @@ public:
   CUevent start() const noexcept { return start_; }
   CUevent end() const noexcept { return end_; }
   double seconds() const {
+    scoped_activation_if_none active(ctx_);
     CUPLUG_CALL_NOGIL(cuEventSynchronize, end_);
     float ms = 0;
     CUPLUG_CALL(cuEventElapsedTime, &ms, start_, end_);
@@ -67,10 +68,14 @@ py::object prepared_timed_call(py::handle self, py::args args, py::kwargs kwargs
     config.block = remembered_block(f);
     first = 1;
   }
+  // Every argument is checked before the first event is recorded.
+  arg_buffer buffer;
+  f.pack_prepared_args(items + first, args.size() - first, buffer, "prepared_timed_call");
+  f.get_module()->check_alive("prepared_timed_call");
+  scoped_activation_if_none active(f.get_module()->get_context());
   auto timing = std::make_shared<timed_launch>();
   CUPLUG_CALL(cuEventRecord, timing->start(), nullptr);
-  arg_buffer buffer;
-  f.prepared_launch(config, items + first, args.size() - first, buffer, "prepared_timed_call");
+  f.launch(config, buffer.data(), buffer.size());
   CUPLUG_CALL(cuEventRecord, timing->end(), nullptr);
   return py::cpp_function([timing]() { return timing->seconds(); });
 }

@@ -3,6 +3,7 @@
 
 #include "driver/context.hpp"
 #include "support/convert.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cstdint>
 #include <string>
@@ -16,10 +17,10 @@ namespace cuplug::python {
 class held_buffer {
 public:
   // flags: PyBUF_* (PyBUF_ANY_CONTIGUOUS, PyBUF_STRIDED_RO, ... | PyBUF_WRITABLE). On failure
-  // raises TypeError (not a buffer) or ValueError (wrong layout / read-only) naming `routine`
-  // and `role`, chained to the exporter's own error.
+  // raises TypeError (not a buffer, or one holding Python objects) or ValueError (wrong layout /
+  // read-only) naming `routine` and `role`, chained to the exporter's own error.
   held_buffer(py::handle obj, int flags, const char *routine, const char *role) {
-    if (PyObject_GetBuffer(obj.ptr(), &view_, flags) != 0) {
+    if (PyObject_GetBuffer(obj.ptr(), &view_, with_format(flags)) != 0) {
       const bool no_buffer = PyErr_ExceptionMatches(PyExc_TypeError);
       std::string want = (flags & PyBUF_WRITABLE) ? " a writable" : " a";
       if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS)
@@ -31,6 +32,12 @@ public:
                       type + "'")
                          .c_str());
       throw py::error_already_set();
+    }
+    try {
+      check_plain_buffer(view_, routine, role);
+    } catch (...) {
+      PyBuffer_Release(&view_);
+      throw;
     }
   }
   ~held_buffer() { PyBuffer_Release(&view_); }

@@ -4,6 +4,7 @@
 #include "bindings.hpp"
 #include "support/convert.hpp"
 #include "memory/memory.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -176,10 +177,10 @@ struct array_layout {
   std::size_t bytes = 0;
 };
 
-array_layout layout(py::handle shape, const py::dtype &dtype, array_order order) {
-  if (dtype.attr("hasobject").cast<bool>())
-    throw py::type_error("cannot place Python objects (dtype " + std::string(py::str(dtype)) +
-                         ") in device-visible memory");
+// `routine` names the caller in messages.
+array_layout layout(py::handle shape, const py::dtype &dtype, array_order order,
+                    const char *routine) {
+  check_plain_dtype(dtype, routine, "the array");
   array_layout l;
   l.shape = parse_shape(shape);
   l.strides.resize(l.shape.size());
@@ -212,7 +213,7 @@ std::size_t at_least_one(std::size_t bytes) { return bytes == 0 ? 1 : bytes; }
 py::array pagelocked_empty(py::handle shape, py::handle dtype_obj, py::handle order,
                            unsigned flags) {
   py::dtype dtype = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype_obj));
-  array_layout l = layout(shape, dtype, parse_order(order));
+  array_layout l = layout(shape, dtype, parse_order(order), "pagelocked_empty");
   auto owner = std::make_unique<pagelocked_host_allocation>(at_least_one(l.bytes), flags);
   void *data = owner->data();
   return wrap(dtype, l, data, py::cast(std::move(owner)));
@@ -221,7 +222,7 @@ py::array pagelocked_empty(py::handle shape, py::handle dtype_obj, py::handle or
 py::array aligned_empty(py::handle shape, py::handle dtype_obj, py::handle order,
                         std::size_t alignment) {
   py::dtype dtype = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype_obj));
-  array_layout l = layout(shape, dtype, parse_order(order));
+  array_layout l = layout(shape, dtype, parse_order(order), "aligned_empty");
   auto owner = std::make_unique<aligned_host_allocation>(at_least_one(l.bytes), alignment);
   void *data = owner->data();
   return wrap(dtype, l, data, py::cast(std::move(owner)));
@@ -229,7 +230,7 @@ py::array aligned_empty(py::handle shape, py::handle dtype_obj, py::handle order
 
 py::array managed_empty(py::handle shape, py::handle dtype_obj, py::handle order, unsigned flags) {
   py::dtype dtype = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype_obj));
-  array_layout l = layout(shape, dtype, parse_order(order));
+  array_layout l = layout(shape, dtype, parse_order(order), "managed_empty");
   auto owner = managed_allocation::allocate(at_least_one(l.bytes), flags);
   void *data = reinterpret_cast<void *>(owner->ptr());
   return wrap(dtype, l, data, py::cast(owner));
@@ -269,6 +270,7 @@ py::array register_host_memory(py::handle ary_obj, unsigned flags) {
   if (ary.nbytes() == 0)
     throw cuda_error("register_host_memory", CUDA_ERROR_INVALID_VALUE,
                      "ary argument is empty: there is no memory to register");
+  check_plain_dtype(ary.dtype(), "register_host_memory", "ary");
   void *data = const_cast<void *>(ary.data());
   auto owner =
       std::make_unique<registered_host_memory>(py::reinterpret_borrow<py::object>(ary_obj), data,

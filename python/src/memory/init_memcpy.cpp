@@ -6,6 +6,7 @@
 #include "memory/held_buffer.hpp"
 #include "memory/memory.hpp"
 #include "memory/structured_copy.hpp"
+#include "driver/activation.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -16,8 +17,6 @@
 
 namespace cuplug::python {
 namespace {
-
-
 
 // A fill value of T's width; negative values are taken as two's complement (memset_d32(p, -1, n)).
 template <class T> T fill_value(py::handle value, const char *routine) {
@@ -44,6 +43,19 @@ void check_fits(py::handle device_obj, std::size_t bytes, const char *routine, c
                           std::to_string(a->size()) + " bytes");
 }
 
+// The context of a DeviceAllocation argument, made current for the call when the thread has
+// none (allocations work from any thread); null for plain pointers, whose context is unknown.
+const context_ptr &context_of(py::handle device_obj) {
+  static const context_ptr none;
+  device_allocation *a = as_device_allocation(device_obj);
+  return a != nullptr ? a->get_context() : none;
+}
+
+const context_ptr &context_of(py::handle first, py::handle second) {
+  const context_ptr &ctx = context_of(first);
+  return ctx ? ctx : context_of(second);
+}
+
 context_ptr context_or_current(py::handle ctx, const char *routine, const char *name) {
   if (ctx.is_none())
     return context::current_or_throw();
@@ -62,6 +74,7 @@ void memcpy_htod(py::handle dest, py::handle src, std::optional<CUstream> stream
   CUdeviceptr d = to_devptr(dest);
   held_buffer buf(src, PyBUF_ANY_CONTIGUOUS, routine, "src");
   check_fits(dest, buf.size(), routine, "destination", "the source buffer");
+  scoped_activation_if_none active(context_of(dest));
   if (stream)
     CUPLUG_CALL_NOGIL(cuMemcpyHtoDAsync, d, buf.data(), buf.size(), *stream);
   else
@@ -73,6 +86,7 @@ void memcpy_dtoh(py::handle dest, py::handle src, std::optional<CUstream> stream
   CUdeviceptr s = to_devptr(src);
   held_buffer buf(dest, PyBUF_ANY_CONTIGUOUS | PyBUF_WRITABLE, routine, "dest");
   check_fits(src, buf.size(), routine, "source", "the destination buffer");
+  scoped_activation_if_none active(context_of(src));
   if (stream)
     CUPLUG_CALL_NOGIL(cuMemcpyDtoHAsync, buf.data(), s, buf.size(), *stream);
   else
@@ -86,6 +100,7 @@ void memcpy_dtod(py::handle dest, py::handle src, py::handle size_obj,
   std::size_t size = to_size(size_obj, (std::string(routine) + ": size").c_str());
   check_fits(dest, size, routine, "destination", "the copy");
   check_fits(src, size, routine, "source", "the copy");
+  scoped_activation_if_none active(context_of(dest, src));
   if (stream)
     CUPLUG_CALL_NOGIL(cuMemcpyDtoDAsync, d, s, size, *stream);
   else
@@ -146,6 +161,7 @@ template <class T> void bind_memset(py::module_ &m) {
     T value = fill_value<T>(data, routine);
     std::size_t n = to_size(size, (std::string(routine) + ": size").c_str());
     check_fits(dest, n * sizeof(T), routine, "destination", "the fill");
+    scoped_activation_if_none active(context_of(dest));
     calls::fill(d, value, n, stream);
   };
   auto fill_2d = [](const char *routine, py::handle dest, py::handle pitch, py::handle data,
@@ -157,6 +173,7 @@ template <class T> void bind_memset(py::module_ &m) {
     std::size_t h = to_size(height, (std::string(routine) + ": height").c_str());
     if (h != 0 && w != 0)
       check_fits(dest, (h - 1) * p + w * sizeof(T), routine, "destination", "the fill");
+    scoped_activation_if_none active(context_of(dest));
     calls::fill_2d(d, p, value, w, h, stream);
   };
 
@@ -258,6 +275,7 @@ void bind_structured_copies(py::module_ &m) {
           "__call__",
           [](memcpy_2d &c, bool aligned) {
             c.check_extents("Memcpy2D");
+            scoped_activation_if_none active(c.device_context());
             CUDA_MEMCPY2D d = c.desc;
             if (aligned)
               CUPLUG_CALL_NOGIL(cuMemcpy2D, &d);
@@ -271,6 +289,7 @@ void bind_structured_copies(py::module_ &m) {
           [](memcpy_2d &c, py::handle stream) {
             CUstream s = to_stream(stream);
             c.check_extents("Memcpy2D");
+            scoped_activation_if_none active(c.device_context());
             CUDA_MEMCPY2D d = c.desc;
             CUPLUG_CALL_NOGIL(cuMemcpy2DAsync, &d, s);
           },
@@ -280,6 +299,7 @@ void bind_structured_copies(py::module_ &m) {
       .def("__call__",
            [](memcpy_3d &c) {
              c.check_extents("Memcpy3D");
+             scoped_activation_if_none active(c.device_context());
              CUDA_MEMCPY3D d = c.desc;
              CUPLUG_CALL_NOGIL(cuMemcpy3D, &d);
            })
@@ -288,6 +308,7 @@ void bind_structured_copies(py::module_ &m) {
           [](memcpy_3d &c, py::handle stream) {
             CUstream s = to_stream(stream);
             c.check_extents("Memcpy3D");
+            scoped_activation_if_none active(c.device_context());
             CUDA_MEMCPY3D d = c.desc;
             CUPLUG_CALL_NOGIL(cuMemcpy3DAsync, &d, s);
           },
@@ -328,6 +349,17 @@ void bind_structured_copies(py::module_ &m) {
 } // namespace
 
 void init_memcpy(py::module_ &m) {
+  m.def(
+      "_check_host_buffer",
+      [](py::handle obj, bool writable, const std::string &routine, const std::string &role,
+         bool contiguous) {
+        const int layout = contiguous ? PyBUF_ANY_CONTIGUOUS : PyBUF_FULL_RO;
+        held_buffer(obj, layout | (writable ? PyBUF_WRITABLE : 0), routine.c_str(), role.c_str());
+      },
+      py::arg("obj"), py::arg("writable"), py::arg("routine"), py::arg("role"),
+      py::arg("contiguous") = true,
+      "Raises what memcpy_htod (writable=False) or memcpy_dtoh (True) would raise for `obj` as "
+      "its host buffer: not a buffer, not contiguous, read-only, or holding Python objects.");
   m.def(
       "memcpy_htod", [](py::handle d, py::handle s) { memcpy_htod(d, s, std::nullopt); },
       py::arg("dest"), py::arg("src"), "Copies a contiguous host buffer to device memory.");

@@ -4,6 +4,7 @@
 #include "bindings.hpp"
 #include "support/convert.hpp"
 #include "memory/memory.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cuplug/backends.hpp>
 
@@ -97,7 +98,6 @@ std::string error_extra(const cuda_error &e) {
   std::size_t pos = what.find(" - ");
   return pos == std::string::npos ? std::string() : what.substr(pos + 3);
 }
-
 
 } // namespace
 
@@ -203,6 +203,7 @@ class ipc_mem_handle {
 public:
   ipc_mem_handle(py::buffer handle, unsigned flags) : ctx_(context::current_or_throw()) {
     py::buffer_info info = handle.request();
+    check_plain_buffer(info, "IPCMemoryHandle", "handle");
     std::size_t bytes = static_cast<std::size_t>(info.size * info.itemsize);
     if (bytes != sizeof(CUipcMemHandle))
       throw py::value_error("IPCMemoryHandle: an IPC memory handle is " +

@@ -3,6 +3,7 @@
 #include "driver/context.hpp"
 #include "bindings.hpp"
 #include "support/convert.hpp"
+#include "support/host_buffer.hpp"
 #include "memory/memory.hpp"
 
 #include "pool_allocator.hpp"
@@ -231,6 +232,7 @@ public:
 
   py::array allocate(py::handle shape, py::handle dtype, py::handle order) {
     py::dtype dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
+    check_plain_dtype(dt, "PageLockedMemoryPool.allocate", "the array");
     std::vector<py::ssize_t> dims;
     if (PyIndex_Check(shape.ptr())) {
       dims.push_back(static_cast<py::ssize_t>(to_size(shape, "PageLockedMemoryPool: shape")));

@@ -10,8 +10,10 @@
 #include <cuplug/registry.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace cuplug::python {
 namespace {
@@ -29,8 +31,27 @@ memory_kind kind_from_string(const std::string &s, const std::string &who) {
                         "'; expected 'device', 'managed', 'pinned_host' or 'host'");
 }
 
-
 PyObject *cuplug_memory_error = nullptr; // cuplug._core.MemoryError
+
+// What cuMemAlloc guarantees, and what kernels (vector loads) and the pools' size classes
+// assume of every block an allocator hands out.
+constexpr std::uintptr_t allocation_alignment = 256;
+
+class python_allocator;
+// The Python allocate() calls running on this thread, innermost last, each with whether it was
+// re-entered: an allocate() that allocates through the selected backend while being that
+// backend would call itself without end.
+struct allocate_frame {
+  const python_allocator *self;
+  bool reentered;
+};
+thread_local std::vector<allocate_frame> running_allocates;
+
+std::string hex(std::uintptr_t value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
 
 // The trampoline behind `class MyAllocator(cuplug.plugins.Allocator)`. The subclass defines
 // allocate(nbytes, stream) -> int and deallocate(ptr, nbytes, stream), with `stream` the CUstream
@@ -53,6 +74,18 @@ protected:
 private:
   std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
     py::gil_scoped_acquire gil;
+    // Before looking up the override: pybind11 hides an override from itself while it runs,
+    // which would otherwise turn a re-entry into a false "must define allocate".
+    for (allocate_frame &frame : running_allocates)
+      if (frame.self == this) {
+        frame.reentered = true;
+        throw plugin_error(reentry_message());
+      }
+    running_allocates.push_back({this, false});
+    struct pop_frame {
+      ~pop_frame() { running_allocates.pop_back(); }
+    } pop;
+
     py::function f = override_of("allocate");
     if (!f)
       throw py::type_error(class_name() + " must define allocate(self, nbytes, stream) -> int");
@@ -60,6 +93,9 @@ private:
     try {
       result = f(bytes, reinterpret_cast<std::uintptr_t>(stream));
     } catch (py::error_already_set &e) {
+      // The re-entry's own message, once, not wrapped in every level it passed through.
+      if (running_allocates.back().reentered)
+        throw plugin_error(reentry_message());
       if (e.matches(PyExc_MemoryError) ||
           (cuplug_memory_error != nullptr && e.matches(cuplug_memory_error)))
         throw out_of_memory((class_name() + ".allocate").c_str(), bytes, stats_in_use(), 0, 0,
@@ -68,7 +104,38 @@ private:
     }
     if (result.is_none())
       throw py::type_error(class_name() + ".allocate() returned None instead of a pointer");
-    return to_size(result, (class_name() + ".allocate() result").c_str());
+    const std::uintptr_t ptr = to_size(result, (class_name() + ".allocate() result").c_str());
+    if (ptr % allocation_alignment != 0) {
+      give_back(ptr, bytes, stream);
+      throw plugin_error(class_name() + ".allocate() returned " + hex(ptr) + ", which is not " +
+                         std::to_string(allocation_alignment) +
+                         "-byte aligned: every block must start at a multiple of " +
+                         std::to_string(allocation_alignment) +
+                         " bytes, as cuMemAlloc's do (kernels and pools rely on it); allocate " +
+                         std::to_string(allocation_alignment - 1) +
+                         " bytes more and round the address up");
+    }
+    return ptr;
+  }
+
+  // A block this class will not hand out goes back to it; a failure there changes nothing for
+  // the caller, who gets the error about the block.
+  void give_back(std::uintptr_t ptr, std::size_t bytes, CUstream stream) noexcept {
+    try {
+      if (py::function f = override_of("deallocate"))
+        f(ptr, bytes, reinterpret_cast<std::uintptr_t>(stream));
+    } catch (py::error_already_set &e) {
+      e.discard_as_unraisable(py::str(class_name() + ".deallocate"));
+    } catch (...) {
+    }
+  }
+
+  std::string reentry_message() const {
+    return class_name() +
+           ".allocate() was called again while it was running on this thread: it allocated "
+           "through the selected allocator backend (mem_alloc, a pool, an array), which is this "
+           "allocator itself. Take the memory from another backend instead, e.g. "
+           "cuplug.memory.create(\"device\").allocate(nbytes, stream)";
   }
 
   void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {

@@ -36,6 +36,14 @@ struct copy_side {
     buffer = std::move(held);
     kind = where;
   }
+  // The context of the DeviceAllocation this side points into; null for anything else.
+  const context_ptr &device_context() const {
+    static const context_ptr none;
+    if (kind == region::device && keep)
+      if (device_allocation *a = as_device_allocation(keep))
+        return a->get_context();
+    return none;
+  }
   // A device pointer: a DeviceAllocation bounds the region, a plain int does not.
   CUdeviceptr hold_device(py::handle obj) {
     CUdeviceptr ptr = to_devptr(obj);
@@ -118,6 +126,13 @@ public:
     dst.reset();
     dst.keep = py::reinterpret_borrow<py::object>(ary);
     desc.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  }
+
+  // The context of a DeviceAllocation either side points into (null when neither does), made
+  // current for the copy when the calling thread has none.
+  const context_ptr &device_context() const {
+    const context_ptr &ctx = src.device_context();
+    return ctx ? ctx : dst.device_context();
   }
 
   // Raises ValueError when either side reaches outside the buffer / allocation it was set from.

@@ -6,11 +6,16 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -54,6 +59,117 @@ struct configured {
       config::instance().set_explicit_options(plugin_kind::allocator, name, {});
   }
 };
+
+// Runs `body` with stderr going into a pipe and returns what it wrote (kept short: a pipe holds
+// 64 KiB).
+std::string captured_stderr(const std::function<void()> &body) {
+  std::fflush(stderr);
+  int fds[2];
+  BOOST_TEST_REQUIRE(pipe(fds) == 0);
+  const int saved = dup(STDERR_FILENO);
+  dup2(fds[1], STDERR_FILENO);
+  close(fds[1]);
+  struct restore {
+    int saved;
+    ~restore() {
+      std::fflush(stderr);
+      dup2(saved, STDERR_FILENO);
+      close(saved);
+    }
+  };
+  {
+    restore guard{saved};
+    body();
+  }
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
+  close(fds[0]);
+  return text;
+}
+
+// While it lives, files this process writes may not grow past `bytes` (a full disk, for one
+// file): writes beyond fail with EFBIG instead of raising SIGXFSZ.
+class file_size_limit {
+public:
+  explicit file_size_limit(rlim_t bytes) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &ignore, &old_action_);
+    getrlimit(RLIMIT_FSIZE, &old_limit_);
+    rlimit small = old_limit_;
+    small.rlim_cur = bytes;
+    BOOST_TEST_REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  }
+  ~file_size_limit() {
+    setrlimit(RLIMIT_FSIZE, &old_limit_);
+    sigaction(SIGXFSZ, &old_action_, nullptr);
+  }
+
+private:
+  struct sigaction old_action_ {};
+  rlimit old_limit_{};
+};
+
+// Logs `pairs` allocate/deallocate pairs while the log may not grow past 2000 bytes, then two
+// events more with room again, and checks that every event is either in the log or counted and
+// marked missing. Returns the last missing event.
+std::uint64_t check_lost_events_are_reported(const std::map<std::string, std::string> &extra,
+                                             int pairs) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("cuplug_logging_full_" + std::to_string(getpid()) + ".log"))
+                               .string();
+  std::map<std::string, std::string> opts{{"upstream", "host"}, {"path", path}};
+  opts.insert(extra.begin(), extra.end());
+  const std::string warnings = captured_stderr([&] {
+    auto a = make("logging", opts);
+    {
+      file_size_limit full(2000);
+      for (int i = 0; i < pairs; ++i)
+        a->deallocate(a->allocate(64), 64);
+    }
+    a->deallocate(a->allocate(64), 64); // the log notes the gap before these
+  });
+  const std::uint64_t total = 2 * static_cast<std::uint64_t>(pairs) + 2;
+
+  std::ifstream in(path);
+  std::vector<std::string> marks;
+  std::vector<std::uint64_t> written;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# ", 0) == 0 && contains(line, "events missing here")) {
+      marks.push_back(line);
+      continue;
+    }
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;)
+      f.push_back(w);
+    if (f.size() == 7) // a line the failure cut short has fewer fields, or its seq is missing
+      written.push_back(std::stoull(f[0]));
+  }
+  std::filesystem::remove(path);
+  BOOST_TEST_REQUIRE(marks.size() == 1u);
+  unsigned long long missing = 0, first = 0, last = 0;
+  BOOST_TEST_REQUIRE(std::sscanf(marks[0].c_str(), "# %llu events missing here (%llu to %llu)",
+                                 &missing, &first, &last) == 3);
+  BOOST_TEST(contains(marks[0], "writing them failed: File too large"));
+  BOOST_TEST(missing == last - first + 1);
+  BOOST_TEST(first > 1u);
+  std::set<std::uint64_t> seen;
+  for (std::uint64_t seq : written)
+    if (seq < first || seq > last)
+      BOOST_TEST(seen.insert(seq).second); // each event once
+  BOOST_TEST(seen.size() + missing == total);
+  BOOST_TEST((seen.empty() || *seen.rbegin() == total));
+
+  BOOST_TEST(contains(warnings, "writing event " + std::to_string(first) + " to the log '" + path +
+                                    "' failed: File too large"));
+  BOOST_TEST(warnings.find("writing event") == warnings.rfind("writing event")); // warned once
+  BOOST_TEST(contains(warnings, std::to_string(missing) + " of " + std::to_string(total) +
+                                    " events could not be written"));
+  return last;
+}
 
 } // namespace
 
@@ -171,6 +287,21 @@ BOOST_AUTO_TEST_CASE(logging_writes_one_replayable_line_per_event) {
   BOOST_TEST(
       contains(error_of("logging", {{"upstream", "host"}, {"path", "/nonexistent/dir/x.log"}}),
                "cannot open the log"));
+}
+
+BOOST_AUTO_TEST_CASE(logging_refuses_a_log_it_cannot_write) {
+  const std::string error = error_of("logging", {{"upstream", "host"}, {"path", "/dev/full"}});
+  BOOST_TEST(contains(error, "cannot write the log '/dev/full': No space left on device"));
+}
+
+BOOST_AUTO_TEST_CASE(logging_counts_marks_and_reports_events_it_could_not_write) {
+  // Each line is written as it happens: everything from the first failure until there is room
+  // again is missing.
+  BOOST_TEST(check_lost_events_are_reported({}, 100) == 200u);
+  // Batches of 256 lines: the lines of a batch that reached the file before the failure count
+  // as written, the rest of it and the next failed batch as missing; the batch that was still
+  // in memory when room came back is written (at destruction).
+  BOOST_TEST(check_lost_events_are_reported({{"flush", "false"}}, 300) == 512u);
 }
 
 BOOST_AUTO_TEST_CASE(host_options_are_checked) {
