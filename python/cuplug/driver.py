@@ -13,8 +13,6 @@ not to this namespace; tests/python/test_package_structure.py fails when the ext
 public name that is neither listed here nor said to belong elsewhere.
 """
 
-from warnings import warn as _warn
-
 from cuplug._core import (
     TR_DEFAULT,
     TRSA_OVERRIDE_FORMAT,
@@ -262,36 +260,3 @@ def set_debugging(flag=True):
     """When set, cuplug.compiler disables its cache, keeps its files and compiles with -g -G."""
     global CUDA_DEBUGGING
     CUDA_DEBUGGING = flag
-
-
-# ---- Device's Python-side methods (PyCUDA defines these in driver.py too) ------------------------
-
-
-def _device_get_attributes(dev):
-    """{device_attribute: value} for every attribute; the driver's refusals become warnings."""
-    result = {}
-    for att_name in dir(device_attribute):
-        if not att_name[0].isupper():
-            continue
-        att_id = getattr(device_attribute, att_name)
-        try:
-            result[att_id] = dev.get_attribute(att_id)
-        except LogicError as e:
-            _warn(f"CUDA driver raised '{e}' when querying '{att_name}' on '{dev}'", stacklevel=2)
-    return result
-
-
-def _device_getattr(dev, name):
-    """dev.multiprocessor_count == dev.get_attribute(device_attribute.MULTIPROCESSOR_COUNT)."""
-    try:
-        attribute = getattr(device_attribute, name.upper())
-    except AttributeError:
-        raise AttributeError(
-            f"'Device' object has no attribute '{name}' (nor is '{name.upper()}' a "
-            "device_attribute)"
-        ) from None
-    return dev.get_attribute(attribute)
-
-
-Device.get_attributes = _device_get_attributes
-Device.__getattr__ = _device_getattr

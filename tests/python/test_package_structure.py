@@ -275,3 +275,30 @@ def test_named_cuplug_objects_exist():
     missing = {n: where for n, where in names.items() if n not in NOT_PYTHON_NAMES}
     missing = {n: where for n, where in missing.items() if not _resolves(n)}
     assert missing == {}, "names of objects that do not exist: {name: a file naming it}"
+
+
+# ---- Device's PyCUDA methods are the extension's (no patching in cuplug.driver) ----------------
+
+
+def test_device_methods_are_bound_in_the_extension():
+    """get_attributes and the lower-case attribute names were patched onto Device by
+    cuplug.driver, invisible to the stubs and to code using cuplug._core alone."""
+    assert "get_attributes" in vars(_core.Device)
+    assert "__getattr__" in vars(_core.Device)
+    text = (PACKAGE / "driver.py").read_text()
+    assert "Device.get_attributes =" not in text and "Device.__getattr__ =" not in text
+
+
+@pytest.mark.gpu
+def test_get_attributes_warns_about_refused_attributes(fake):
+    cuda.init()
+    dev = cuda.Device(0)
+    every = dev.get_attributes()
+    fake.fail_next("cuDeviceGetAttribute", 1, count=1)  # CUDA_ERROR_INVALID_VALUE: LogicError
+    with pytest.warns(UserWarning, match=r"CUDA driver raised '.*' when querying '\w+' on "):
+        attributes = dev.get_attributes()
+    assert attributes.items() <= every.items() and len(attributes) >= len(every) - 1
+    assert attributes[cuda.device_attribute.WARP_SIZE] == 32
+    with pytest.raises(AttributeError, match=r"nor is 'NO_SUCH_THING' a device_attribute"):
+        dev.no_such_thing  # noqa: B018
+    assert dev.warp_size == 32

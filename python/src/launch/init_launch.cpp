@@ -186,6 +186,17 @@ void init_launch(py::module_ &m) {
       .def("__repr__",
            [](const function &self) { return "<cuplug Function '" + self.name() + "'>"; });
   add_attribute_aliases(cls, m);
+
+  // Module.get_function is bound here, once Function exists (init_module runs first, as Function
+  // names Module): pybind11 writes a signature's types when a method is bound.
+  py::reinterpret_borrow<py::class_<module, module_ptr>>(m.attr("Module"))
+      .def(
+          "get_function",
+          [](const module_ptr &self, const std::string &name) {
+            CUfunction f = self->get_launcher().get_function(self->handle(), name);
+            return std::make_shared<function>(self, f, name);
+          },
+          py::arg("name"), "A new Function for the kernel `name`; it keeps this module alive.");
 }
 
 } // namespace cuplug::python

@@ -278,13 +278,6 @@ void init_module(py::module_ &m) {
                                  "A loaded module (cubin, PTX or fatbin); unloads under its "
                                  "context when the last reference to it or its functions goes.")
       .def(
-          "get_function",
-          [](const module_ptr &self, const std::string &name) {
-            CUfunction f = self->get_launcher().get_function(self->handle(), name);
-            return std::make_shared<function>(self, f, name);
-          },
-          py::arg("name"), "A new Function for the kernel `name`; it keeps this module alive.")
-      .def(
           "get_global",
           [](const module_ptr &self, const std::string &name) {
             auto [ptr, size] = self->get_launcher().get_global(self->handle(), name);
