@@ -15,7 +15,7 @@ esac
 
 clang_format=${CLANG_FORMAT:-clang-format}
 if [ -n "${RUFF:-}" ]; then
-  ruff=($RUFF)
+  read -r -a ruff <<<"$RUFF" # a command with arguments: "python3 -m ruff"
 elif command -v ruff >/dev/null; then
   ruff=(ruff)
 else

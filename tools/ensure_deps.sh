@@ -20,10 +20,10 @@ done
 
 apt_missing=()
 has_boost() { echo '#include <boost/dll.hpp>' | ${CXX:-g++} -x c++ -std=c++17 -fsyntax-only - 2>/dev/null; }
-command -v ${CXX:-g++} >/dev/null || apt_missing+=(g++)
+command -v "${CXX:-g++}" >/dev/null || apt_missing+=(g++)
 command -v cmake >/dev/null || apt_missing+=(cmake)
 command -v ninja >/dev/null || apt_missing+=(ninja-build)
-if ! command -v ${CXX:-g++} >/dev/null || ! has_boost; then apt_missing+=(libboost-dev); fi
+if ! command -v "${CXX:-g++}" >/dev/null || ! has_boost; then apt_missing+=(libboost-dev); fi
 [ $style -eq 1 ] && ! command -v clang-format >/dev/null && apt_missing+=(clang-format)
 
 if [ ${#apt_missing[@]} -gt 0 ]; then

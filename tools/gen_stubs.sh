@@ -69,4 +69,5 @@ fi
 rm -f "$dest"/*.pyi
 mkdir -p "$dest"
 cp "$out"/*.pyi "$dest"/
-echo "tools/gen_stubs.sh: wrote $(ls "$dest"/*.pyi | wc -l) stub files into $dest"
+written=("$dest"/*.pyi)
+echo "tools/gen_stubs.sh: wrote ${#written[@]} stub files into $dest"
