@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
 # Checks what building and testing cuplug needs and installs what is missing (Debian packages
 # through apt-get when run as root, Python packages through pip). Quick when all is there.
-# Usage: bash tools/ensure_deps.sh [--packaging]   (--packaging adds scikit-build-core for pip
-# install .). Uses $PYTHON (default python3). Exits non-zero, saying what to do, when it cannot.
+# Usage: bash tools/ensure_deps.sh [--packaging] [--style]   (--packaging adds scikit-build-core
+# for pip install .; --style makes clang-format and ruff required, for tools/check_style.sh).
+# Uses $PYTHON (default python3). Exits non-zero, saying what to do, when it cannot.
+# Optional packages (pybind11-stubgen for the stub drift test, ruff without --style) are
+# installed when pip can; when it cannot, a warning says what is skipped.
 set -u
 python=${PYTHON:-python3}
 packaging=0
-[ "${1:-}" = "--packaging" ] && packaging=1
+style=0
+for arg in "$@"; do
+  case $arg in
+    --packaging) packaging=1 ;;
+    --style) style=1 ;;
+    *) echo "usage: bash tools/ensure_deps.sh [--packaging] [--style]" >&2; exit 2 ;;
+  esac
+done
 
 apt_missing=()
 has_boost() { echo '#include <boost/dll.hpp>' | ${CXX:-g++} -x c++ -std=c++17 -fsyntax-only - 2>/dev/null; }
-command -v ${CXX:-g++} >/dev/null || apt_missing+=(g++)
+command -v "${CXX:-g++}" >/dev/null || apt_missing+=(g++)
 command -v cmake >/dev/null || apt_missing+=(cmake)
 command -v ninja >/dev/null || apt_missing+=(ninja-build)
-if ! command -v ${CXX:-g++} >/dev/null || ! has_boost; then apt_missing+=(libboost-dev); fi
+if ! command -v "${CXX:-g++}" >/dev/null || ! has_boost; then apt_missing+=(libboost-dev); fi
+[ $style -eq 1 ] && ! command -v clang-format >/dev/null && apt_missing+=(clang-format)
 
 if [ ${#apt_missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
@@ -39,20 +50,36 @@ if [ ! -e "${CUDAToolkit_ROOT:-/usr/local/cuda}/include/cuda.h" ] && ! command -
 fi
 
 # Python packages, by import name and pip requirement.
-"$python" - "$packaging" <<'PY' || exit 1
+"$python" - "$packaging" "$style" <<'PY' || exit 1
 import importlib.util
 import subprocess
 import sys
 
 wanted = {"numpy": "numpy>=1.24", "pybind11": "pybind11>=2.11", "pytest": "pytest>=7"}
+# What for, when missing: the test or tool that needs it says so and skips.
+optional = {
+    # The version the checked-in stubs were made with: another one writes them differently.
+    "pybind11_stubgen": ("pybind11-stubgen==3.0.0", "the stub drift test (test_stubs.py)"),
+    "ruff": ("ruff>=0.5", "tools/check_style.sh"),
+}
 if sys.version_info < (3, 11):
     wanted["tomli"] = "tomli>=1.1"
 if sys.argv[1] == "1":
     wanted["scikit_build_core"] = "scikit-build-core>=0.10"
+if sys.argv[2] == "1":
+    wanted["ruff"] = optional.pop("ruff")[0]
+
+
+def pip_install(requirements):
+    print(f"ensure_deps: pip install {' '.join(requirements)}", flush=True)
+    cmd = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    return subprocess.call(cmd + requirements) == 0
+
+
 missing = [req for mod, req in wanted.items() if importlib.util.find_spec(mod) is None]
-if missing:
-    print(f"ensure_deps: pip install {' '.join(missing)}", flush=True)
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", *missing]
-    if subprocess.call(cmd) != 0:
-        sys.exit(f"ensure_deps: could not install {' '.join(missing)} with pip")
+if missing and not pip_install(missing):
+    sys.exit(f"ensure_deps: could not install {' '.join(missing)} with pip")
+for mod, (req, purpose) in optional.items():
+    if importlib.util.find_spec(mod) is None and not pip_install([req]):
+        print(f"ensure_deps: warning: could not install {req}: {purpose} will not run")
 PY

@@ -1,5 +1,7 @@
-"""cuplug.compiler's DynamicModule and DynamicSourceModule: sources, PTX, cubins and libraries
-linked with the driver's linker (dynamic parallelism links the device runtime, cudadevrt)."""
+"""The link step under cuplug.compiler's DynamicModule: a driver Linker fed PTX, cubins and the
+toolkit's static libraries (dynamic parallelism links the device runtime, cudadevrt), and the
+search for those libraries. Knows nothing of compiling, so cuplug.compiler builds on it without
+an import cycle."""
 
 from __future__ import annotations
 
@@ -26,69 +28,35 @@ def _loaded_library_dirs():
     return dirs
 
 
-class DynamicModule(NamedModule):
-    """Links several sources, PTX, cubins and libraries with the driver's linker (Linker):
-    ``add_source`` / ``add_data`` / ``add_file`` / ``add_stdlib``, then ``link()``. Sources are
-    compiled as relocatable PTX by the selected (or ``backend=``) compiler."""
+def _check_dynamic_parallelism():
+    ctx = current_context()
+    if ctx is not None:
+        major, minor = _core.Context.get_device().compute_capability()
+        if (major, minor) < (3, 5):
+            raise _core.RuntimeError(
+                "dynamic parallelism needs compute capability 3.5 or newer, this device "
+                f"has {major}.{minor}"
+            )
+
+
+class LinkedModule(NamedModule):
+    """A module linked by the driver's linker (Linker) from ``add_data`` / ``add_file`` /
+    ``add_stdlib`` inputs, then ``link()``. cuplug.compiler.DynamicModule adds sources."""
 
     def __init__(
         self,
         nvcc="nvcc",
         link_options=None,
-        keep=False,
-        no_extern_c=False,
-        arch=None,
-        code=None,
-        cache_dir=None,
-        include_dirs=[],  # noqa: B006
         message_handler=None,
         log_verbose=False,
         cuda_libdir=None,
-        backend=None,
     ):
-        ctx = current_context()
-        if ctx is not None:
-            major, minor = _core.Context.get_device().compute_capability()
-            if (major, minor) < (3, 5):
-                raise _core.RuntimeError(
-                    "dynamic parallelism needs compute capability 3.5 or newer, this device "
-                    f"has {major}.{minor}"
-                )
+        _check_dynamic_parallelism()
         self.nvcc = nvcc
-        self.keep = keep
-        self.no_extern_c = no_extern_c
-        self.arch = arch
-        self.code = code
-        self.cache_dir = cache_dir
-        self.include_dirs = list(include_dirs or ())
         self.cuda_libdir = cuda_libdir
-        self.backend = backend
         self.linker = _core.Linker(message_handler, link_options, log_verbose)
         self.lowered_names = {}
         self.module = None
-
-    def add_source(self, source, nvcc_options=None, name="kernel.ptx", name_expressions=None):
-        # Late: cuplug.compiler imports this module to re-export it.
-        from cuplug import compiler
-
-        result, _, _ = compiler._compile(
-            source,
-            nvcc=self.nvcc,
-            options=nvcc_options,
-            keep=self.keep,
-            no_extern_c=self.no_extern_c,
-            arch=self.arch,
-            code=self.code,
-            cache_dir=self.cache_dir,
-            include_dirs=self.include_dirs,
-            target="ptx",
-            backend=self.backend,
-            name_expressions=name_expressions,
-            relocatable=True,
-        )
-        self.lowered_names.update(result.lowered_names)
-        self.linker.add_data(result.data, _core.jit_input_type.PTX, name)
-        return self
 
     def add_data(self, data, input_type, name="unknown"):
         self.linker.add_data(data, input_type, name)
@@ -128,46 +96,3 @@ class DynamicModule(NamedModule):
         self.module = self.linker.link_module()
         self.linker = None
         return self
-
-
-class DynamicSourceModule(DynamicModule):
-    """A SourceModule whose kernels may launch kernels (dynamic parallelism): compiled as
-    relocatable code and linked with the device runtime (cudadevrt)."""
-
-    def __init__(
-        self,
-        source,
-        nvcc="nvcc",
-        options=None,
-        keep=False,
-        no_extern_c=False,
-        arch=None,
-        code=None,
-        cache_dir=None,
-        include_dirs=[],  # noqa: B006
-        cuda_libdir=None,
-        backend=None,
-        name_expressions=None,
-    ):
-        super().__init__(
-            nvcc=nvcc,
-            link_options=None,
-            keep=keep,
-            no_extern_c=no_extern_c,
-            arch=arch,
-            code=code,
-            cache_dir=cache_dir,
-            include_dirs=include_dirs,
-            message_handler=None,
-            log_verbose=False,
-            cuda_libdir=cuda_libdir,
-            backend=backend,
-        )
-        from cuplug import compiler  # late, as in add_source; DEFAULT_NVCC_FLAGS may be reassigned
-
-        options = list(compiler.DEFAULT_NVCC_FLAGS if options is None else options)
-        # -lcudadevrt is nvcc's spelling of what add_stdlib does here.
-        options = [o for o in options if o not in ("-lcudadevrt", "-rdc=true")]
-        self.add_source(source, nvcc_options=options, name_expressions=name_expressions)
-        self.add_stdlib("cudadevrt")
-        self.link()

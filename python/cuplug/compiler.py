@@ -11,9 +11,9 @@ The target architecture is the current device's, clamped to the newest the compi
 (with one warning; PTX the driver compiles when even the major version is too new); ``arch=`` or
 ``CUPLUG_ARCH`` override it. Without a context, give one of those.
 
-This module holds the compile step and SourceModule; the architecture choice (_arch), error
-reports (_compile_errors), loaded modules (_loaded_modules), linking (_linking) and the nvcc tools
-(_nvcc) live in the private modules named.
+This module holds the compile step, SourceModule and DynamicModule; the architecture choice
+(_arch), error reports (_compile_errors), loaded modules (_loaded_modules), the link step (_linking)
+and the nvcc tools (_nvcc) live in the private modules named, none of which imports this one.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import warnings
 from cuplug import _arch, _core
 from cuplug import config as _config
 from cuplug._compile_errors import enriched_compile_error
-from cuplug._linking import DynamicModule, DynamicSourceModule
+from cuplug._linking import LinkedModule as _LinkedModule
 from cuplug._loaded_modules import NamedModule as _NamedModule
 from cuplug._loaded_modules import clear_module_cache, load_module
 from cuplug._loaded_modules import current_context as _current_context
@@ -319,3 +319,105 @@ class SourceModule(_NamedModule):
         self.lowered_names = dict(result.lowered_names)
         cached = not keep and not _core.backends.cache_disabled()
         self.module = load_module(result, cached)
+
+
+# ---- DynamicModule -------------------------------------------------------------------------------
+# Here rather than in _linking: adding a source compiles it with _compile, and _linking must not
+# import this module (which re-exports the classes as PyCUDA's pycuda.compiler does).
+
+
+class DynamicModule(_LinkedModule):
+    """Links several sources, PTX, cubins and libraries with the driver's linker (Linker):
+    ``add_source`` / ``add_data`` / ``add_file`` / ``add_stdlib``, then ``link()``. Sources are
+    compiled as relocatable PTX by the selected (or ``backend=``) compiler."""
+
+    def __init__(
+        self,
+        nvcc="nvcc",
+        link_options=None,
+        keep=False,
+        no_extern_c=False,
+        arch=None,
+        code=None,
+        cache_dir=None,
+        include_dirs=[],  # noqa: B006
+        message_handler=None,
+        log_verbose=False,
+        cuda_libdir=None,
+        backend=None,
+    ):
+        super().__init__(
+            nvcc=nvcc,
+            link_options=link_options,
+            message_handler=message_handler,
+            log_verbose=log_verbose,
+            cuda_libdir=cuda_libdir,
+        )
+        self.keep = keep
+        self.no_extern_c = no_extern_c
+        self.arch = arch
+        self.code = code
+        self.cache_dir = cache_dir
+        self.include_dirs = list(include_dirs or ())
+        self.backend = backend
+
+    def add_source(self, source, nvcc_options=None, name="kernel.ptx", name_expressions=None):
+        result, _, _ = _compile(
+            source,
+            nvcc=self.nvcc,
+            options=nvcc_options,
+            keep=self.keep,
+            no_extern_c=self.no_extern_c,
+            arch=self.arch,
+            code=self.code,
+            cache_dir=self.cache_dir,
+            include_dirs=self.include_dirs,
+            target="ptx",
+            backend=self.backend,
+            name_expressions=name_expressions,
+            relocatable=True,
+        )
+        self.lowered_names.update(result.lowered_names)
+        self.linker.add_data(result.data, _core.jit_input_type.PTX, name)
+        return self
+
+
+class DynamicSourceModule(DynamicModule):
+    """A SourceModule whose kernels may launch kernels (dynamic parallelism): compiled as
+    relocatable code and linked with the device runtime (cudadevrt)."""
+
+    def __init__(
+        self,
+        source,
+        nvcc="nvcc",
+        options=None,
+        keep=False,
+        no_extern_c=False,
+        arch=None,
+        code=None,
+        cache_dir=None,
+        include_dirs=[],  # noqa: B006
+        cuda_libdir=None,
+        backend=None,
+        name_expressions=None,
+    ):
+        super().__init__(
+            nvcc=nvcc,
+            link_options=None,
+            keep=keep,
+            no_extern_c=no_extern_c,
+            arch=arch,
+            code=code,
+            cache_dir=cache_dir,
+            include_dirs=include_dirs,
+            message_handler=None,
+            log_verbose=False,
+            cuda_libdir=cuda_libdir,
+            backend=backend,
+        )
+        options = list(DEFAULT_NVCC_FLAGS if options is None else options)
+        # -lcudadevrt is nvcc's spelling of what add_stdlib does here.
+        options = [o for o in options if o not in ("-lcudadevrt", "-rdc=true")]
+        self.add_source(source, nvcc_options=options, name_expressions=name_expressions)
+        self.add_stdlib("cudadevrt")
+        self.link()

@@ -1,5 +1,7 @@
 """PyCUDA's ``pycuda.tools`` for cuplug: default context, device data, occupancy, C types of
-dtypes, context-dependent memoization and test helpers."""
+dtypes, context-dependent memoization and test helpers. The C-argument parser (parse_c_arg and
+its Argument classes) lives in cuplug._cargs and the memory pools in cuplug._pools; both are
+re-exported here under PyCUDA's names."""
 
 import functools
 import os
@@ -10,6 +12,13 @@ import warnings
 import numpy as np
 
 import cuplug.driver as cuda
+from cuplug._cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
+    Argument,
+    ScalarArg,
+    VectorArg,
+    get_arg_type,
+    parse_c_arg,
+)
 from cuplug._pools import (  # noqa: F401  (PyCUDA's pycuda.tools re-exports these)
     DebugMemoryPool,
     DeviceMemoryPool,
@@ -316,59 +325,6 @@ def dtype_to_ctype(dtype, with_fp_tex_hack=False):
         if hacked is not None:
             return hacked
     return _registry.dtype_to_ctype(dtype)
-
-
-class Argument:
-    def __init__(self, dtype, name):
-        self.dtype = np.dtype(dtype)
-        self.name = name
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}({self.name!r}, {self.dtype})"
-
-
-class VectorArg(Argument):
-    struct_char = "P"
-
-    def declarator(self):
-        return f"{dtype_to_ctype(self.dtype)} *{self.name}"
-
-
-class ScalarArg(Argument):
-    def declarator(self):
-        return f"{dtype_to_ctype(self.dtype)} {self.name}"
-
-    @property
-    def struct_char(self):
-        result = self.dtype.char
-        if result == "V":
-            result = f"{self.dtype.itemsize}s"
-        return result
-
-
-def parse_c_arg(c_arg):
-    """ScalarArg or VectorArg of a C declaration such as "const float *x" or "int n"."""
-    import re
-
-    for qualifier in ("const", "volatile", "__restrict__", "restrict"):
-        c_arg = c_arg.replace(qualifier, "")
-
-    decl_match = re.search(r"(\**)\s*([_a-zA-Z0-9]+)(\s*\[[ 0-9]*\])*\s*$", c_arg)
-    if decl_match is None:
-        raise ValueError(f"couldn't parse C declarator '{c_arg}'")
-
-    name = decl_match.group(2)
-    is_vector = decl_match.group(1) or decl_match.group(3) is not None
-    tp = " ".join(c_arg[: decl_match.start()].split())
-    try:
-        dtype = _registry.name_to_dtype[tp]
-    except KeyError:
-        raise ValueError(f"unknown type '{tp}'") from None
-    return (VectorArg if is_vector else ScalarArg)(dtype, name)
-
-
-def get_arg_type(c_arg):
-    return parse_c_arg(c_arg).struct_char
 
 
 # }}}

@@ -9,10 +9,20 @@ Modes:
 
 Markers: ``gpu`` (needs a device: runs in REAL and FAKE) and ``real_gpu`` (needs kernels that
 run and real memory behaviour: REAL only).
+
+Results against the fake are never to be read as results on a GPU: the report header names the
+driver ("cuplug CUDA driver: FAKE (tests/fake_driver) ..." or "cuplug CUDA driver: REAL — CUDA
+driver 13.0, NVIDIA H200 ..."), every test that used a driver is marked ``on_fake_driver`` or
+``on_real_driver`` (``pytest -m on_real_driver`` selects the GPU ones), and the terminal summary
+counts outcomes per driver. The tests of tests/python/fake_driver name their driver themselves
+(the ``drv`` fixture runs each behaviour on the fake and on the real driver): each counts as the
+one it used, whatever this session's mode.
 """
 
 from __future__ import annotations
 
+import collections
+import ctypes
 import os
 import pathlib
 import sys
@@ -48,24 +58,96 @@ def _choose_driver() -> tuple[str, str]:
     if fake is not None:
         os.environ["CUPLUG_CUDA_DRIVER"] = str(fake)
         return FAKE, f"{fake} (no real GPU: {why})"
-    return NONE, (f"no real GPU ({why}) and the fake driver is not built "
-                  f"(build target cuplug_fake_cuda, or set CUPLUG_FAKE_DRIVER)")
+    return NONE, (
+        f"no real GPU ({why}) and the fake driver is not built "
+        f"(build target cuplug_fake_cuda, or set CUPLUG_FAKE_DRIVER)"
+    )
+
+
+def _real_driver_identity(library: str) -> str:
+    """ "CUDA driver 13.0 (13000), NVIDIA H200" of a real driver, or what could not be read."""
+    try:
+        drv = fakecuda.Driver(library)
+        drv.check("cuInit", 0)
+        version = ctypes.c_int()
+        drv.check("cuDriverGetVersion", ctypes.byref(version))
+        device = ctypes.c_int()
+        drv.check("cuDeviceGet", ctypes.byref(device), 0)
+        name = ctypes.create_string_buffer(256)
+        drv.check("cuDeviceGetName", name, len(name), device)
+    except (OSError, AttributeError, fakecuda.CudaError) as e:
+        return f"CUDA driver (version and device unreadable: {e})"
+    v = version.value
+    return f"CUDA driver {v // 1000}.{v % 1000 // 10} ({v}), {name.value.decode(errors='replace')}"
 
 
 # Decided at import, before any test module imports cuplug (whose core opens the driver once).
 DRIVER_MODE, DRIVER_DESCRIPTION = _choose_driver()
+if DRIVER_MODE == REAL:
+    DRIVER_DESCRIPTION = (
+        _real_driver_identity(os.environ.get("CUPLUG_CUDA_DRIVER") or "libcuda.so.1")
+        + f" ({DRIVER_DESCRIPTION})"
+    )
 
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "gpu: needs a CUDA device (the real one, or the fake driver when there is none)")
+        "markers", "gpu: needs a CUDA device (the real one, or the fake driver when there is none)"
+    )
     config.addinivalue_line(
-        "markers", "real_gpu: needs a real GPU (kernels that run, real memory behaviour); "
-                   "skipped under the fake driver")
+        "markers",
+        "real_gpu: needs a real GPU (kernels that run, real memory behaviour); "
+        "skipped under the fake driver",
+    )
+    config.addinivalue_line(
+        "markers",
+        "on_fake_driver: set by conftest.py: the test runs against the fake CUDA "
+        "driver (tests/fake_driver), not a GPU",
+    )
+    config.addinivalue_line(
+        "markers",
+        "on_real_driver: set by conftest.py: the test runs against the real CUDA driver and a GPU",
+    )
+
+
+_HEADLINES = {
+    FAKE: "FAKE (tests/fake_driver) — not a GPU: kernels do not run, nothing is timed",
+    REAL: "REAL",
+    NONE: "NONE — no CUDA driver: tests that need one skip",
+}
 
 
 def pytest_report_header(config):
-    return f"cuplug CUDA driver: {DRIVER_MODE.upper()} — {DRIVER_DESCRIPTION}"
+    # tools/gpu_check.sh reads the word after "cuplug CUDA driver:" to make sure it is REAL.
+    return f"cuplug CUDA driver: {_HEADLINES[DRIVER_MODE]} — {DRIVER_DESCRIPTION}"
+
+
+# ---- which driver each test ran against ----------------------------------------------------------
+
+_FAKE_ONLY_FIXTURES = {"fake", "fake_drv", "fake_instance", "fake_library"}
+_SESSION_DRIVER_FIXTURES = {"ctx", "driver_mode"}
+
+
+def _driver_of(item) -> str | None:
+    """FAKE, REAL, or None for a test that uses no driver (as far as its marks and fixtures say)."""
+    callspec = getattr(item, "callspec", None)
+    param = callspec.params.get("drv") if callspec is not None else None
+    if param in ("fake", "real"):  # tests/python/fake_driver: the test picked its driver
+        return FAKE if param == "fake" else REAL
+    fixtures = set(getattr(item, "fixturenames", ()))
+    in_fake_driver_tests = "fake_driver" in pathlib.Path(str(item.fspath)).parts
+    if in_fake_driver_tests:
+        if fixtures & _FAKE_ONLY_FIXTURES:
+            return FAKE
+        return REAL if "real_instance" in fixtures else None
+    uses_driver = (
+        item.get_closest_marker("gpu") is not None
+        or item.get_closest_marker("real_gpu") is not None
+        or bool(fixtures & (_FAKE_ONLY_FIXTURES | _SESSION_DRIVER_FIXTURES))
+    )
+    if not uses_driver or DRIVER_MODE == NONE:
+        return None
+    return DRIVER_MODE
 
 
 def _skip_reason(item) -> str | None:
@@ -78,16 +160,78 @@ def _skip_reason(item) -> str | None:
     return None
 
 
+_DRIVER_OF_TEST: dict[str, str | None] = {}
+_OUTCOMES: dict[str | None, collections.Counter] = collections.defaultdict(collections.Counter)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         reason = _skip_reason(item)
         if reason:
             item.add_marker(pytest.mark.skip(reason=reason))
+        driver = _driver_of(item)
+        _DRIVER_OF_TEST[item.nodeid] = driver
+        if driver is not None:
+            item.add_marker(
+                pytest.mark.on_fake_driver if driver == FAKE else pytest.mark.on_real_driver
+            )
+            item.user_properties.append(("cuplug_driver", driver))  # into junit XML too
+
+
+def pytest_runtest_logreport(report):
+    if report.nodeid not in _DRIVER_OF_TEST:
+        return
+    outcome = None
+    if hasattr(report, "wasxfail"):
+        if report.when == "call" or report.skipped:
+            outcome = "xfailed" if report.skipped else "xpassed"
+    elif report.when == "call":
+        outcome = report.outcome
+    elif report.failed:
+        outcome = "error"
+    elif report.skipped:
+        outcome = "skipped"
+    if outcome is not None:
+        _OUTCOMES[_DRIVER_OF_TEST[report.nodeid]][outcome] += 1
+
+
+def _counts(counter: collections.Counter) -> str:
+    order = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+    parts = [f"{counter[k]} {k}" for k in order if counter[k]]
+    return ", ".join(parts) if parts else "none"
+
+
+def _ran(counter: collections.Counter) -> int:
+    return sum(n for k, n in counter.items() if k != "skipped")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _DRIVER_OF_TEST:
+        return
+    fake, real, none = _OUTCOMES[FAKE], _OUTCOMES[REAL], _OUTCOMES[None]
+    tr = terminalreporter
+    tr.section("cuplug: results by CUDA driver")
+    tr.write_line(f"against the FAKE driver (tests/fake_driver, not a GPU): {_counts(fake)}")
+    real_name = DRIVER_DESCRIPTION if DRIVER_MODE == REAL else "none in this session"
+    tr.write_line(f"against the REAL driver ({real_name}): {_counts(real)}")
+    tr.write_line(f"needing no driver: {_counts(none)}")
+    if DRIVER_MODE == REAL:
+        line = f"driver: REAL {DRIVER_DESCRIPTION} — {_ran(real)} tests ran on the GPU"
+        if _ran(fake):
+            line += f", {_ran(fake)} against the fake driver (its own tests)"
+    elif DRIVER_MODE == FAKE:
+        line = (
+            f"driver: FAKE (tests/fake_driver) — {_ran(fake)} tests ran against the fake "
+            f"driver, none on a GPU"
+        )
+    else:
+        line = f"driver: NONE — {DRIVER_DESCRIPTION}"
+    tr.write_line(line, bold=True)
 
 
 @pytest.fixture(scope="session")
 def driver_mode() -> str:
-    """"real", "fake" or "none": which CUDA driver this session's cuplug uses."""
+    """ "real", "fake" or "none": which CUDA driver this session's cuplug uses."""
     return DRIVER_MODE
 
 
@@ -111,8 +255,10 @@ def fake() -> fakecuda.FakeCuda:
     test; nothing else is reset, so cuplug's contexts and allocations stay valid.
     """
     if DRIVER_MODE != FAKE:
-        pytest.skip(f"needs the fake CUDA driver; this session uses {DRIVER_MODE.upper()}: "
-                    f"{DRIVER_DESCRIPTION}")
+        pytest.skip(
+            f"needs the fake CUDA driver; this session uses {DRIVER_MODE.upper()}: "
+            f"{DRIVER_DESCRIPTION}"
+        )
     control = _fake_control()
 
     def clear():
@@ -139,8 +285,11 @@ def _no_undefined_behaviour():
     yield
     reports = control.take_undefined_behaviour()
     if reports:
-        pytest.fail("calls that crash a real GPU (the fake driver returned errors):\n  "
-                    + "\n  ".join(reports), pytrace=False)
+        pytest.fail(
+            "calls that crash a real GPU (the fake driver returned errors):\n  "
+            + "\n  ".join(reports),
+            pytrace=False,
+        )
 
 
 @pytest.fixture
@@ -165,8 +314,10 @@ def ctx(driver_mode):
         after = cuda.Context.get_current()
         assert after == before, (
             f"the test left the context stack changed: current context {after!r}, "
-            f"expected {before!r}")
+            f"expected {before!r}"
+        )
         if depth_before is not None:
             depth = _fake_control().context_stack_depth()
             assert depth == depth_before, (
-                f"the driver's context stack is {depth} deep after the test, was {depth_before}")
+                f"the driver's context stack is {depth} deep after the test, was {depth_before}"
+            )

@@ -247,7 +247,7 @@ def test_pool_over_a_named_upstream(ctx):
     assert pool.stats()["bytes_held"] == 1 << 20
     with pytest.raises(drv.ConfigError, match="nosuch"):
         DMP(upstream="nosuch")
-    with pytest.raises(TypeError, match="upstream must be"):
+    with pytest.raises(TypeError, match="backend name or a cuplug.memory.Allocator, got int"):
         DMP(upstream=3)
 
 

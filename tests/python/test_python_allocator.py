@@ -1,4 +1,4 @@
-"""Allocators written in Python: a subclass of cuplug.plugins.Allocator, registered by name, is
+"""Allocators written in Python: a subclass of cuplug.memory.Allocator, registered by name, is
 a backend like any plugin (created with options, selected by cuplug.use, wrapped by pools)."""
 
 import threading
@@ -152,7 +152,7 @@ def test_subclasses_must_say_what_they_are():
     assert kind_of(MethodKind()) == "pinned_host"
     with pytest.raises(PluginError, match="must define allocate"):
         _core.allocators.Allocator.allocate(NoAllocate(), 8)
-    with pytest.raises(TypeError, match="not a subclass"):
+    with pytest.raises(TypeError, match="not a subclass of cuplug.memory.Allocator"):
         memory.register_allocator("not_an_allocator", dict)
     with pytest.raises(ConfigError, match="not valid"):
         memory.register_allocator("Bad Name", NoKind)

@@ -103,11 +103,15 @@ void init_context(py::module_ &m) {
           "The CUcontext as an int.")
       .def_property_readonly("is_primary", &context::is_primary,
                              "Whether this is its device's primary context.")
-      .def("__eq__", [](const context &a, const context &b) { return a.handle() == b.handle(); })
-      .def("__eq__",
-           [](const context &, py::handle) {
-             return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-           })
+      .def(
+          "__eq__", [](const context &a, const context &b) { return a.handle() == b.handle(); },
+          py::arg("other"))
+      .def(
+          "__eq__",
+          [](const context &, py::handle) {
+            return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+          },
+          py::arg("other"))
       .def("__hash__",
            [](const context &self) {
              return py::hash(py::int_(reinterpret_cast<std::intptr_t>(self.handle())));
@@ -136,6 +140,20 @@ void init_context(py::module_ &m) {
         context::pop();
         return false;
       });
+
+  // Device's methods that make contexts are bound here, once Context exists: pybind11 writes a
+  // signature's types when a method is bound, and these would otherwise name the C++ type.
+  py::reinterpret_borrow<py::class_<device>>(m.attr("Device"))
+      .def(
+          "make_context",
+          [](const device &dev, unsigned flags) { return context::create(dev.handle, flags); },
+          py::arg("flags") = 0,
+          "Creates a context on this device; it becomes current (pushed on this thread's stack).")
+      .def(
+          "retain_primary_context",
+          [](const device &dev) { return context::retain_primary(dev.handle); },
+          "The device's primary context, shared with the runtime API and other libraries. It is "
+          "not pushed: call push() or use `with ctx:`.");
 }
 
 } // namespace cuplug::python

@@ -2,6 +2,7 @@
 #include "driver/device.hpp"
 #include "bindings.hpp"
 
+#include <cctype>
 #include <string>
 
 namespace cuplug::python {
@@ -23,6 +24,46 @@ int attribute(const device &dev, CUdevice_attribute attr) {
   int value;
   CUPLUG_CALL(cuDeviceGetAttribute, &value, attr, dev.handle);
   return value;
+}
+
+// Looked up per call rather than kept: these methods are rare, and a kept reference would
+// outlive the interpreter.
+py::object core_attr(const char *name) { return py::module_::import("cuplug._core").attr(name); }
+
+// {device_attribute: value} for every attribute (PyCUDA's Device.get_attributes); the driver's
+// refusals (LogicError) become warnings, so one unsupported attribute does not lose the rest.
+py::dict device_attributes(py::object self) {
+  py::object attributes = core_attr("device_attribute");
+  py::object logic_error = core_attr("LogicError");
+  py::dict result;
+  for (py::handle name : py::reinterpret_steal<py::list>(PyObject_Dir(attributes.ptr()))) {
+    const std::string att_name = name.cast<std::string>();
+    if (att_name.empty() || !std::isupper(static_cast<unsigned char>(att_name[0])))
+      continue;
+    py::object att_id = attributes.attr(name);
+    try {
+      result[att_id] = self.attr("get_attribute")(att_id);
+    } catch (py::error_already_set &e) {
+      if (!e.matches(logic_error))
+        throw;
+      const std::string message = "CUDA driver raised '" + std::string(py::str(e.value())) +
+                                  "' when querying '" + att_name + "' on '" +
+                                  std::string(py::str(self)) + "'";
+      if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0)
+        throw py::error_already_set();
+    }
+  }
+  return result;
+}
+
+// dev.multiprocessor_count == dev.get_attribute(device_attribute.MULTIPROCESSOR_COUNT).
+py::object device_getattr(py::object self, const py::str &name) {
+  const py::str upper = name.attr("upper")();
+  py::object attributes = core_attr("device_attribute");
+  if (!py::hasattr(attributes, upper))
+    throw py::attribute_error("'Device' object has no attribute '" + std::string(name) +
+                              "' (nor is '" + std::string(upper) + "' a device_attribute)");
+  return self.attr("get_attribute")(attributes.attr(upper));
 }
 
 } // namespace
@@ -89,16 +130,6 @@ void init_device(py::module_ &m) {
           },
           py::arg("attr"), "The value of a device_attribute; COMPUTE_MODE gives a compute_mode.")
       .def(
-          "make_context",
-          [](const device &dev, unsigned flags) { return context::create(dev.handle, flags); },
-          py::arg("flags") = 0,
-          "Creates a context on this device; it becomes current (pushed on this thread's stack).")
-      .def(
-          "retain_primary_context",
-          [](const device &dev) { return context::retain_primary(dev.handle); },
-          "The device's primary context, shared with the runtime API and other libraries. It is "
-          "not pushed: call push() or use `with ctx:`.")
-      .def(
           "can_access_peer",
           [](const device &dev, const device &other) {
             int result;
@@ -106,11 +137,20 @@ void init_device(py::module_ &m) {
             return result != 0;
           },
           py::arg("other"))
-      .def("__eq__", [](const device &a, const device &b) { return a.handle == b.handle; })
-      .def("__eq__",
-           [](const device &, py::handle) {
-             return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-           })
+      .def(
+          "__eq__", [](const device &a, const device &b) { return a.handle == b.handle; },
+          py::arg("other"))
+      .def(
+          "__eq__",
+          [](const device &, py::handle) {
+            return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+          },
+          py::arg("other"))
+      .def("get_attributes", &device_attributes,
+           "{device_attribute: value} for every attribute; attributes the driver refuses are "
+           "left out with a warning.")
+      .def("__getattr__", &device_getattr, py::arg("name"),
+           "Lower-case device_attribute names read the attribute: dev.warp_size.")
       .def("__hash__", [](const device &dev) { return py::hash(py::int_(dev.handle)); })
       .def("__repr__",
            [](const device &dev) { return "<Device " + std::to_string(dev.handle) + ">"; });

@@ -130,6 +130,11 @@ std::intptr_t as_int(const void *handle) { return reinterpret_cast<std::intptr_t
 } // namespace
 
 void init_stream(py::module_ &m) {
+  // Event's class exists before Stream's methods are bound: pybind11 writes a signature's types
+  // when a method is bound, and wait_for_event's would otherwise name the C++ type.
+  py::class_<event> event_class(m, "Event",
+                                "A CUDA event of the current context (flags: event_flags).");
+
   py::class_<stream>(m, "Stream",
                      "A CUDA stream of the current context. flags: 0, or 1 for a stream that "
                      "does not synchronise with the legacy default stream; priority (beyond "
@@ -147,8 +152,7 @@ void init_stream(py::module_ &m) {
           "__cuda_stream__", [](const stream &s) { return py::make_tuple(0, as_int(s.handle())); },
           "The CUDA stream protocol: (version 0, CUstream as an int).");
 
-  py::class_<event>(m, "Event", "A CUDA event of the current context (flags: event_flags).")
-      .def(py::init<unsigned>(), py::arg("flags") = 0)
+  event_class.def(py::init<unsigned>(), py::arg("flags") = 0)
       .def(
           "record",
           [](py::object self, py::handle stream_obj) {

@@ -2,6 +2,7 @@
 // launch methods themselves are in function_launch.cpp and timed_launch.cpp.
 #include "launch/arg_packer.hpp"
 #include "bindings.hpp"
+#include "driver/activation.hpp"
 #include "launch/function.hpp"
 #include "launch/launch_args.hpp"
 #include "launch/launch_entries.hpp"
@@ -196,6 +197,19 @@ void init_launch(py::module_ &m) {
       .def("__repr__",
            [](const function &self) { return "<cuplug Function '" + self.name() + "'>"; });
   add_attribute_aliases(cls, m);
+
+  // Module.get_function is bound here, once Function exists (init_module runs first, as Function
+  // names Module): pybind11 writes a signature's types when a method is bound.
+  py::reinterpret_borrow<py::class_<module, module_ptr>>(m.attr("Module"))
+      .def(
+          "get_function",
+          [](const module_ptr &self, const std::string &name) {
+            const CUmodule handle = self->live_handle("module::get_function");
+            scoped_activation_if_none active(self->get_context());
+            CUfunction f = self->get_launcher().get_function(handle, name);
+            return std::make_shared<function>(self, f, name);
+          },
+          py::arg("name"), "A new Function for the kernel `name`; it keeps this module alive.");
 }
 
 } // namespace cuplug::python

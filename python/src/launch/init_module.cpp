@@ -290,15 +290,6 @@ void init_module(py::module_ &m) {
                                  "A loaded module (cubin, PTX or fatbin); unloads under its "
                                  "context when the last reference to it or its functions goes.")
       .def(
-          "get_function",
-          [](const module_ptr &self, const std::string &name) {
-            const CUmodule handle = self->live_handle("module::get_function");
-            scoped_activation_if_none active(self->get_context());
-            CUfunction f = self->get_launcher().get_function(handle, name);
-            return std::make_shared<function>(self, f, name);
-          },
-          py::arg("name"), "A new Function for the kernel `name`; it keeps this module alive.")
-      .def(
           "get_global",
           [](const module_ptr &self, const std::string &name) {
             const CUmodule handle = self->live_handle("module::get_global");

@@ -53,7 +53,7 @@ std::string hex(std::uintptr_t value) {
   return buf;
 }
 
-// The trampoline behind `class MyAllocator(cuplug.plugins.Allocator)`. The subclass defines
+// The trampoline behind `class MyAllocator(cuplug.memory.Allocator)`. The subclass defines
 // allocate(nbytes, stream) -> int and deallocate(ptr, nbytes, stream), with `stream` the CUstream
 // handle as an int (0: legacy default stream), and a class attribute `kind` ("device",
 // "managed", "pinned_host" or "host"). Optional: free_held() -> int, trim(keep_bytes) -> int,
@@ -280,7 +280,7 @@ void register_allocator(const std::string &name, py::object cls, const std::stri
   py::object base = py::module_::import("cuplug._core").attr("allocators").attr("Allocator");
   if (!PyType_Check(cls.ptr()) || !PyObject_IsSubclass(cls.ptr(), base.ptr()) || cls.is(base))
     throw py::type_error("register_allocator: " + std::string(py::repr(cls)) +
-                         " is not a subclass of cuplug.plugins.Allocator");
+                         " is not a subclass of cuplug.memory.Allocator");
   const std::string desc =
       description.empty()
           ? "Python allocator " + py::str(cls.attr("__qualname__")).cast<std::string>()
