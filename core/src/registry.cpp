@@ -416,7 +416,7 @@ plugin_ptr<plugin_object> registry::create(plugin_kind kind, const std::string &
     e = it->second;
   }
   // A fresh copy, so the options the plugin reads are tracked for this creation alone.
-  options local(opts.values());
+  options local(opts.values(), opts.distrusted());
   const std::string failed = e->label() + " failed to create its " + to_string(kind) + ": ";
   plugin_object *raw = nullptr;
   try {
