@@ -45,6 +45,7 @@ import subprocess
 import sys
 
 wanted = {"numpy": "numpy>=1.24", "pybind11": "pybind11>=2.11", "pytest": "pytest>=7"}
+wanted["hypothesis"] = "hypothesis>=6"  # property tests of the parsers (tests/python)
 if sys.version_info < (3, 11):
     wanted["tomli"] = "tomli>=1.1"
 if sys.argv[1] == "1":
