@@ -1,12 +1,12 @@
 // The compile cache: the in-memory LRU of requests and the public compile_cache API.
 #include "disk_store.hpp"
 #include "included_headers.hpp"
+#include "path_trust.hpp"
 
 #include <cuplug/compile_cache.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/options.hpp>
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -120,12 +120,8 @@ std::string compile_cache::default_directory() {
     return d;
   if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x == '/')
     return (fs::path(x) / "cuplug").string();
-  std::string home;
-  if (const char *h = std::getenv("HOME"); h && *h) {
-    home = h;
-  } else if (const passwd *pw = ::getpwuid(::geteuid()); pw && pw->pw_dir) {
-    home = pw->pw_dir;
-  }
+  // A relative HOME (HOME=.) would put the cache under the current directory: not used.
+  const std::string home = detail::user_home();
   if (home.empty())
     return {};
   return (fs::path(home) / ".cache" / "cuplug").string();

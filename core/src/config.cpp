@@ -2,6 +2,8 @@
 #include <cuplug/config.hpp>
 #include <cuplug/errors.hpp>
 
+#include "path_trust.hpp"
+
 #include <cctype>
 #include <cstdlib>
 
@@ -19,6 +21,22 @@ std::string trimmed(const char *s) {
 
 std::string options_key(plugin_kind kind, const std::string &name) {
   return std::string(to_string(kind)) + "." + name;
+}
+
+detail::trust_rule config_file_rule() {
+  detail::trust_rule rule;
+  rule.what = "config file";
+  return rule;
+}
+
+// Why options from the file at `path` may not name programs or files to write; "" if they may.
+std::string file_distrust(const std::string &path) {
+  if (path.empty())
+    return "a config file layer that names no file, so cuplug could not check who can change it";
+  const detail::trusted_path checked = detail::open_trusted(path, config_file_rule());
+  if (checked.problem.empty())
+    return {};
+  return "the config file " + path + ", which cuplug does not trust (" + checked.problem + ")";
 }
 
 } // namespace
@@ -85,7 +103,10 @@ std::optional<std::string> config::explicit_choice(plugin_kind kind) const {
 void config::set_file_layer(
     std::string path, std::map<plugin_kind, std::string> backends,
     std::map<std::string, std::map<std::string, std::string>> plugin_options) {
+  // Checked here, not only by whoever parsed the file: trust is the core's decision.
+  std::string distrust = file_distrust(path);
   std::lock_guard<std::mutex> lock(mutex_);
+  file_distrust_ = std::move(distrust);
   file_path_ = std::move(path);
   file_ = std::move(backends);
   file_options_ = std::move(plugin_options);
@@ -95,6 +116,7 @@ void config::set_file_layer(
 void config::clear_file_layer() {
   std::lock_guard<std::mutex> lock(mutex_);
   file_path_.clear();
+  file_distrust_.clear();
   file_.clear();
   file_options_.clear();
   __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
@@ -105,16 +127,40 @@ std::string config::file_path() const {
   return file_path_;
 }
 
-options config::plugin_options(plugin_kind kind, const std::string &name) const {
+int config::open_file(const std::string &path) {
+  detail::trusted_path checked = detail::open_trusted(path, config_file_rule());
+  if (!checked.problem.empty())
+    throw config_error(checked.unsafe
+                           ? checked.problem + "; cuplug does not read a config file someone else "
+                                               "could change, since it chooses what this process "
+                                               "loads and runs"
+                           : checked.problem);
+  return checked.fd.release();
+}
+
+options config::plugin_options(plugin_kind kind, const std::string &name,
+                               const std::map<std::string, std::string> &overrides) const {
   const std::string key = options_key(kind, name);
   std::lock_guard<std::mutex> lock(mutex_);
   std::map<std::string, std::string> values;
-  if (auto it = file_options_.find(key); it != file_options_.end())
+  std::map<std::string, std::string> distrusted;
+  if (auto it = file_options_.find(key); it != file_options_.end()) {
     values = it->second;
+    if (!file_distrust_.empty())
+      for (const auto &[k, v] : it->second)
+        distrusted[k] = file_distrust_;
+  }
+  // A value set again by a trusted layer is trusted.
   if (auto it = explicit_options_.find(key); it != explicit_options_.end())
-    for (const auto &[k, v] : it->second)
+    for (const auto &[k, v] : it->second) {
       values[k] = v;
-  return options(std::move(values));
+      distrusted.erase(k);
+    }
+  for (const auto &[k, v] : overrides) {
+    values[k] = v;
+    distrusted.erase(k);
+  }
+  return options(std::move(values), std::move(distrusted));
 }
 
 void config::set_explicit_options(plugin_kind kind, const std::string &name,

@@ -2,6 +2,7 @@
 #include "disk_store.hpp"
 
 #include "compile_cache_detail.hpp"
+#include "path_trust.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -27,12 +28,6 @@ namespace {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
-std::string mode_text(mode_t m) {
-  char buf[8];
-  std::snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(m & 07777));
-  return buf;
-}
-
 // Creates `dir` and missing parents with mode 0700.
 bool make_dirs(const std::string &dir, std::string &why) {
   std::error_code ec;
@@ -51,33 +46,6 @@ bool make_dirs(const std::string &dir, std::string &why) {
       why = "cannot create " + it->string() + ": " + errno_text(errno);
       return false;
     }
-  }
-  return true;
-}
-
-// A directory only this user may write to; checked after creation, since another user may have
-// made it first.
-bool trusted_dir(const std::string &dir, std::string &why, bool &unsafe) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
-    why = "cannot use " + dir + ": " + errno_text(errno);
-    return false;
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    why = dir + " is not a directory";
-    return false;
-  }
-  if (st.st_uid != ::geteuid()) {
-    unsafe = true;
-    why = dir + " is owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
-          std::to_string(::geteuid()) + ")";
-    return false;
-  }
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    unsafe = true;
-    why = dir + " is writable by " + ((st.st_mode & S_IWOTH) ? "everyone" : "its group") +
-          " (mode " + mode_text(st.st_mode) + ")";
-    return false;
   }
   return true;
 }
@@ -111,19 +79,31 @@ disk_store::disk_store(const std::string &root) {
 void disk_store::check() {
   status.state_ = disk_cache_status::state::usable;
   status.reason.clear();
-  std::string why;
-  bool unsafe = false;
   entries = (fs::path(status.directory) / compile_cache::entries_subdir).string();
-  if (!make_dirs(entries, why)) {
-    status.state_ = disk_cache_status::state::unusable;
-    status.reason = why;
-    return;
-  }
+  // The rule every path cuplug trusts follows (path_trust.hpp), with this user as the only
+  // owner: the root, the entries folder, every folder above them and every link on the way.
+  detail::trust_rule rule;
+  rule.expect = detail::trust_rule::target::directory;
+  rule.what = "cache directory";
+  rule.owner_must_be_me = true;
+  rule.allow_private_group = false;
   for (const std::string &d : {status.directory, entries}) {
-    if (!trusted_dir(d, why, unsafe)) {
+    detail::trusted_path checked = detail::open_trusted(d, rule);
+    // Created only once every folder above the missing part was found trusted, so a link
+    // someone else controls never makes us create folders where it points.
+    std::string why;
+    if (checked.missing) {
+      if (!make_dirs(d, why)) {
+        status.state_ = disk_cache_status::state::unusable;
+        status.reason = why;
+        return;
+      }
+      checked = detail::open_trusted(d, rule);
+    }
+    if (!checked.problem.empty()) {
       status.state_ =
-          unsafe ? disk_cache_status::state::unsafe : disk_cache_status::state::unusable;
-      status.reason = why;
+          checked.unsafe ? disk_cache_status::state::unsafe : disk_cache_status::state::unusable;
+      status.reason = checked.problem;
       return;
     }
   }

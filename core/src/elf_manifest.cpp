@@ -4,13 +4,15 @@
 #include <cuplug/errors.hpp>
 
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <set>
 
 namespace cuplug {
@@ -25,16 +27,48 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
   throw plugin_error(path + ": " + why);
 }
 
-// One ELF64 LE file opened for reading; every offset read from it is checked against its size
+// Sections and tables larger than these are refused rather than read: real plugins are far
+// below them, and a hostile (say, sparse) file must not make the reader allocate gigabytes.
+constexpr std::uint64_t max_section_bytes = std::uint64_t{256} << 20;
+constexpr std::uint64_t max_sections = std::uint64_t{1} << 20;
+
+// A descriptor of ours, closed on scope exit (the path overloads open one).
+struct owned_fd {
+  int fd = -1;
+  ~owned_fd() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+// Opens `path` for reading without blocking, refusing anything but a regular file before it is
+// opened (a FIFO would block and a device may act on open), and checks the open file again.
+int open_regular(const std::string &path, owned_fd &holder) {
+  struct stat before {};
+  if (::stat(path.c_str(), &before) != 0)
+    fail(path, std::string("cannot open it: ") + std::strerror(errno));
+  if (!S_ISREG(before.st_mode))
+    fail(path, "not a regular file; plugins are shared library files");
+  holder.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  struct stat after {};
+  if (holder.fd < 0 || ::fstat(holder.fd, &after) != 0)
+    fail(path, std::string("cannot open it: ") + std::strerror(errno));
+  if (!S_ISREG(after.st_mode) || after.st_dev != before.st_dev || after.st_ino != before.st_ino)
+    fail(path, "it changed while it was being opened; try again");
+  return holder.fd;
+}
+
+// One ELF64 LE file open for reading; every offset read from it is checked against its size
 // first, so a truncated or hostile file gives an error instead of a wild read.
 class elf_file {
 public:
-  explicit elf_file(const std::string &path) : path_(path) {
-    in_.open(path, std::ios::binary);
-    if (!in_)
-      fail(path, std::string("cannot open it: ") + std::strerror(errno));
-    in_.seekg(0, std::ios::end);
-    size_ = static_cast<std::uint64_t>(in_.tellg());
+  elf_file(int fd, const std::string &path) : path_(path), fd_(fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0)
+      fail(path, std::string("cannot inspect it: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+      fail(path, "not a regular file; plugins are shared library files");
+    size_ = static_cast<std::uint64_t>(st.st_size);
     read_header();
     read_section_table();
   }
@@ -43,8 +77,11 @@ public:
   const Elf64_Shdr *section(const char *name) const {
     for (std::size_t i = 0; i < sections_.size(); ++i) {
       const Elf64_Shdr &s = sections_[i];
-      if (s.sh_name < names_.size() &&
-          std::strncmp(names_.data() + s.sh_name, name, names_.size() - s.sh_name) == 0)
+      // The whole name and its NUL must lie inside the table: a table cut short must not
+      // make "cuplug_man" match.
+      const std::size_t wanted = std::strlen(name) + 1;
+      if (s.sh_name < names_.size() && names_.size() - s.sh_name >= wanted &&
+          std::memcmp(names_.data() + s.sh_name, name, wanted) == 0)
         return &s;
     }
     return nullptr;
@@ -65,7 +102,12 @@ public:
     if (s.sh_type == SHT_NOBITS)
       fail(path_, std::string("its ") + what + " section has no contents in the file (SHT_NOBITS)");
     check_range(s.sh_offset, s.sh_size, what);
-    std::vector<char> bytes(static_cast<std::size_t>(std::min(s.sh_size, limit)));
+    const std::uint64_t wanted = std::min(s.sh_size, limit);
+    if (wanted > max_section_bytes)
+      fail(path_, "its " + std::string(what) + " claims " + std::to_string(s.sh_size) +
+                      " bytes, more than cuplug reads from a plugin (" +
+                      std::to_string(max_section_bytes) + "): the file is corrupt");
+    std::vector<char> bytes(static_cast<std::size_t>(wanted));
     read_at(s.sh_offset, bytes.data(), bytes.size());
     return bytes;
   }
@@ -80,25 +122,48 @@ private:
                       ") lies beyond its end (" + std::to_string(size_) + " bytes)");
   }
 
+  // pread: the descriptor's offset is left alone, and nothing here depends on it.
   void read_at(std::uint64_t offset, void *out, std::size_t bytes) const {
-    in_.clear();
-    in_.seekg(static_cast<std::streamoff>(offset));
-    in_.read(static_cast<char *>(out), static_cast<std::streamsize>(bytes));
-    if (!in_ || static_cast<std::size_t>(in_.gcount()) != bytes)
-      fail(path_, "read error at offset " + std::to_string(offset));
+    std::size_t got = 0;
+    while (got < bytes) {
+      const ssize_t n = ::pread(fd_, static_cast<char *>(out) + got, bytes - got,
+                                static_cast<off_t>(offset + got));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        fail(path_,
+             "read error at offset " + std::to_string(offset + got) + ": " + std::strerror(errno));
+      if (n == 0)
+        fail(path_, "the file is truncated: it ended at offset " + std::to_string(offset + got) +
+                        " while " + std::to_string(bytes) + " bytes were read from offset " +
+                        std::to_string(offset) + " (it shrank while read?)");
+      got += static_cast<std::size_t>(n);
+    }
   }
 
   void read_header() {
     unsigned char ident[EI_NIDENT] = {};
-    if (size_ >= EI_NIDENT)
-      read_at(0, ident, EI_NIDENT);
-    if (size_ < EI_NIDENT || std::memcmp(ident, ELFMAG, SELFMAG) != 0)
+    const std::size_t have = static_cast<std::size_t>(std::min<std::uint64_t>(size_, EI_NIDENT));
+    read_at(0, ident, have);
+    if (size_ == 0)
+      fail(path_, "the file is empty; plugins are shared libraries built with cuplug_add_plugin()");
+    // A prefix of the magic is a cut-off ELF file, not some other kind of file.
+    if (std::memcmp(ident, ELFMAG, std::min<std::size_t>(have, SELFMAG)) != 0)
       fail(path_, "not an ELF file (it does not start with the ELF magic bytes); plugins are "
                   "shared libraries built with cuplug_add_plugin()");
-    if (ident[EI_CLASS] != ELFCLASS64)
+    if (have == EI_NIDENT && ident[EI_CLASS] == ELFCLASS32)
       fail(path_, "a 32-bit ELF file; cuplug plugins are 64-bit shared libraries");
-    if (ident[EI_DATA] != ELFDATA2LSB)
+    if (have == EI_NIDENT && ident[EI_CLASS] != ELFCLASS64)
+      fail(path_, "corrupt ELF header: unknown class " + std::to_string(ident[EI_CLASS]) +
+                      " (neither 32- nor 64-bit)");
+    if (have == EI_NIDENT && ident[EI_DATA] == ELFDATA2MSB)
       fail(path_, "a big-endian ELF file; cuplug plugins are little-endian");
+    if (have == EI_NIDENT && ident[EI_DATA] != ELFDATA2LSB)
+      fail(path_, "corrupt ELF header: unknown byte order " + std::to_string(ident[EI_DATA]));
+    if (size_ < sizeof(Elf64_Ehdr))
+      fail(path_, "the file is truncated: it starts like an ELF file but holds only " +
+                      std::to_string(size_) + " bytes, fewer than an ELF header (" +
+                      std::to_string(sizeof(Elf64_Ehdr)) + ")");
     check_range(0, sizeof(Elf64_Ehdr), "ELF header");
     read_at(0, &header_, sizeof header_);
     if (header_.e_type != ET_DYN)
@@ -124,7 +189,7 @@ private:
       if (names_index == SHN_XINDEX)
         names_index = first.sh_link;
     }
-    if (count > size_ / sizeof(Elf64_Shdr))
+    if (count > size_ / sizeof(Elf64_Shdr) || count > max_sections)
       fail(path_, "the file is truncated or corrupt: it claims " + std::to_string(count) +
                       " sections in " + std::to_string(size_) + " bytes");
     check_range(header_.e_shoff, count * sizeof(Elf64_Shdr), "section header table");
@@ -137,7 +202,7 @@ private:
   }
 
   std::string path_;
-  mutable std::ifstream in_;
+  int fd_;
   std::uint64_t size_ = 0;
   Elf64_Ehdr header_{};
   std::vector<Elf64_Shdr> sections_;
@@ -151,7 +216,12 @@ constexpr std::size_t manifest_prefix_bytes = offsetof(plugin_manifest, kind);
 } // namespace
 
 plugin_manifest read_elf_manifest(const std::string &path, std::size_t *section_bytes) {
-  elf_file file(path);
+  owned_fd holder;
+  return read_elf_manifest(open_regular(path, holder), path, section_bytes);
+}
+
+plugin_manifest read_elf_manifest(int fd, const std::string &path, std::size_t *section_bytes) {
+  elf_file file(fd, path);
   const Elf64_Shdr *s = file.section(manifest_section);
   if (s == nullptr)
     fail(path,
@@ -172,7 +242,13 @@ plugin_manifest read_elf_manifest(const std::string &path, std::size_t *section_
 
 std::vector<std::string> missing_elf_exports(const std::string &path,
                                              const std::vector<std::string> &names) {
-  elf_file file(path);
+  owned_fd holder;
+  return missing_elf_exports(open_regular(path, holder), path, names);
+}
+
+std::vector<std::string> missing_elf_exports(int fd, const std::string &path,
+                                             const std::vector<std::string> &names) {
+  elf_file file(fd, path);
   std::set<std::string> wanted(names.begin(), names.end());
   const Elf64_Shdr *symtab = file.section_of_type(SHT_DYNSYM);
   if (symtab != nullptr) {

@@ -91,6 +91,31 @@ std::size_t options::get_bytes(const std::string &key, std::size_t fallback) con
   return static_cast<std::size_t>(std::llround(number * scale));
 }
 
+std::string options::trusted_string(const std::string &key, const std::string &fallback,
+                                    const char *names) const {
+  const auto *v = find(key);
+  if (!v)
+    return fallback;
+  if (auto it = distrusted_.find(key); it != distrusted_.end())
+    throw config_error("option '" + key + "' names " + names + ", but its value '" + *v +
+                       "' was set by " + it->second +
+                       ": set it with cuplug.use(...) or in a config file only you and root can "
+                       "change");
+  return *v;
+}
+
+std::string options::get_program(const std::string &key, const std::string &fallback) const {
+  return trusted_string(key, fallback, "a program to run");
+}
+
+std::string options::get_output_path(const std::string &key, const std::string &fallback) const {
+  return trusted_string(key, fallback, "a file to write");
+}
+
+void options::distrust(const std::string &key, std::string why) {
+  distrusted_[key] = std::move(why);
+}
+
 std::vector<std::string> options::unknown() const {
   std::vector<std::string> out;
   for (const auto &kv : values_)

@@ -4,10 +4,7 @@
 #include "elf_manifest.hpp"
 
 #include <dlfcn.h>
-#include <grp.h>
-#include <pwd.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -39,59 +36,6 @@ std::string join(const std::vector<std::string> &items, const char *quote) {
 namespace {
 
 constexpr const char *rebuild_advice = "rebuild it against cuplug " CUPLUG_VERSION;
-
-std::string user_name(uid_t uid) {
-  char buffer[4096];
-  passwd pw{}, *found = nullptr;
-  if (getpwuid_r(uid, &pw, buffer, sizeof buffer, &found) == 0 && found != nullptr)
-    return found->pw_name;
-  return "uid " + std::to_string(uid);
-}
-
-// A group that only its owner can be in (Debian/Ubuntu "user private groups", umask 002): group
-// write permission then grants nobody else anything, so it is not refused.
-bool private_group_of(gid_t gid, uid_t owner) {
-  char pw_buffer[4096], gr_buffer[16384];
-  passwd pw{}, *pw_found = nullptr;
-  group gr{}, *gr_found = nullptr;
-  if (getpwuid_r(owner, &pw, pw_buffer, sizeof pw_buffer, &pw_found) != 0 || pw_found == nullptr)
-    return false;
-  if (getgrgid_r(gid, &gr, gr_buffer, sizeof gr_buffer, &gr_found) != 0 || gr_found == nullptr)
-    return false;
-  const bool no_other_members =
-      gr.gr_mem == nullptr || gr.gr_mem[0] == nullptr ||
-      (gr.gr_mem[1] == nullptr && std::strcmp(gr.gr_mem[0], pw.pw_name) == 0);
-  return pw.pw_gid == gid && std::strcmp(gr.gr_name, pw.pw_name) == 0 && no_other_members;
-}
-
-std::string octal_mode(mode_t mode) {
-  char out[8];
-  std::snprintf(out, sizeof out, "%04o", static_cast<unsigned>(mode & 07777));
-  return out;
-}
-
-// Why `p` (a plugin file or its folder) cannot be trusted, or "" if it can: anyone who could
-// replace it could run code in this process.
-std::string unsafe_reason(const fs::path &p, const char *what) {
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0)
-    return std::string("cannot inspect ") + what + " " + p.string() + ": " + std::strerror(errno);
-  const uid_t me = ::geteuid();
-  if (st.st_uid != 0 && st.st_uid != me)
-    return std::string("refused: the ") + what + " " + p.string() + " is owned by " +
-           user_name(st.st_uid) + ", not by root or by you (" + user_name(me) +
-           "), so its owner could replace it: move it to a folder you own, or run chown " +
-           user_name(me) + " " + p.string();
-  if ((st.st_mode & S_IWOTH) != 0)
-    return std::string("refused: the ") + what + " " + p.string() +
-           " is writable by others (mode " + octal_mode(st.st_mode) +
-           "), so anyone could replace it: run chmod o-w " + p.string();
-  if ((st.st_mode & S_IWGRP) != 0 && !private_group_of(st.st_gid, st.st_uid))
-    return std::string("refused: the ") + what + " " + p.string() +
-           " is writable by its group (mode " + octal_mode(st.st_mode) +
-           "), so other users could replace it: run chmod g-w " + p.string();
-  return {};
-}
 
 // Who a message is about: "plugin 'nvrtc' (/path/libx.so)", or the file alone while the
 // manifest's name cannot be trusted yet.
@@ -153,32 +97,36 @@ std::string manifest_problem(const plugin_manifest &m, std::size_t section_bytes
 
 } // namespace
 
-std::string check_candidate(const fs::path &file, const fs::path &real, plugin_candidate &c) {
-  // Safety before anything is read: the file, its real folder, and the folder it was named in.
-  std::string unsafe = unsafe_reason(real, "plugin file");
-  if (unsafe.empty())
-    unsafe = unsafe_reason(real.parent_path(), "folder");
-  if (unsafe.empty() && file.parent_path() != real.parent_path())
-    unsafe = unsafe_reason(file.parent_path(), "folder");
-  if (!unsafe.empty())
-    return unsafe;
+std::string check_candidate(const fs::path &file, plugin_candidate &c, checked_file &opened) {
+  // Safety before anything is read. strict_parent: a folder others may add files to (even a
+  // sticky one such as /tmp) is not a place to load plugins from.
+  trust_rule rule;
+  rule.what = "plugin file";
+  rule.strict_parent = true;
+  trusted_path checked = open_trusted(file.string(), rule);
+  if (!checked.problem.empty())
+    return checked.unsafe ? "refused: " + checked.problem : checked.problem;
 
   std::size_t section_bytes = 0;
   try {
-    c.manifest = read_elf_manifest(real.string(), &section_bytes);
+    c.manifest = read_elf_manifest(checked.fd.get(), file.string(), &section_bytes);
     c.has_manifest = true;
   } catch (const std::exception &e) {
     return std::string("not a usable plugin: ") + e.what();
   }
-  return manifest_problem(c.manifest, section_bytes, c.path);
+  if (std::string problem = manifest_problem(c.manifest, section_bytes, c.path); !problem.empty())
+    return problem;
+  opened.fd = std::move(checked.fd);
+  opened.real = checked.real;
+  return {};
 }
 
-loaded_library load_library(const fs::path &real, const plugin_candidate &c) {
+loaded_library load_library(checked_file &file, const plugin_candidate &c) {
   const plugin_manifest &m = c.manifest;
   loaded_library out;
   try {
     const std::vector<std::string> missing =
-        missing_elf_exports(real.string(), {create_alias, destroy_alias});
+        missing_elf_exports(file.fd.get(), c.path, {create_alias, destroy_alias});
     if (!missing.empty()) {
       out.problem = who(m, c.path) + " does not export " + join(missing, "'") +
                     ": it was not built with CUPLUG_PLUGIN(...), or the symbols were hidden; " +
@@ -190,20 +138,42 @@ loaded_library load_library(const fs::path &real, const plugin_candidate &c) {
     return out;
   }
 
+  // The descriptor checked, not the name: whatever the name leads to by now is not loaded.
+  const std::string by_fd = "/proc/self/fd/" + std::to_string(file.fd.get());
+  struct stat named {
+  }, opened{};
+  if (::stat(by_fd.c_str(), &named) != 0 || ::fstat(file.fd.get(), &opened) != 0 ||
+      named.st_dev != opened.st_dev || named.st_ino != opened.st_ino) {
+    out.problem = who(m, c.path) + " could not be loaded (unavailable): " + by_fd +
+                  " does not lead to the file checked (is /proc mounted?); cuplug loads plugins "
+                  "through /proc/self/fd so that what runs is what was checked";
+    return out;
+  }
+  // dlerror names what dlopen was given; say the plugin's path instead.
+  auto real_names = [&](std::string text) {
+    for (std::size_t at = text.find(by_fd); at != std::string::npos;
+         at = text.find(by_fd, at + c.path.size()))
+      text.replace(at, by_fd.size(), c.path);
+    return text;
+  };
+
   // RTLD_NOW: a missing dependency (libnvrtc, libcurand) fails here, with its name, instead of
   // at the first call. RTLD_LOCAL: plugins do not see one another's symbols. dlopen first, for
   // dlerror's plain message; that handle is never closed, like every plugin handle.
-  if (::dlopen(real.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
+  if (::dlopen(by_fd.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
     const char *why = ::dlerror();
-    out.problem = who(m, c.path) +
-                  " could not be loaded (unavailable): " + (why != nullptr ? why : "dlopen failed");
+    out.problem = who(m, c.path) + " could not be loaded (unavailable): " +
+                  real_names(why != nullptr ? why : "dlopen failed");
     return out;
   }
   try {
-    out.library = std::make_shared<plugin_library>(boost::dll::shared_library(
-        real, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local));
+    boost::dll::shared_library lib(by_fd, boost::dll::load_mode::rtld_now |
+                                              boost::dll::load_mode::rtld_local);
+    out.library = std::make_shared<plugin_library>(std::move(file.fd), std::move(lib));
   } catch (const std::exception &e) {
-    out.problem = who(m, c.path) + " could not be loaded (unavailable): " + e.what();
+    // Loaded by the dlopen above and never unloaded: its name must stay its own.
+    file.fd.release();
+    out.problem = who(m, c.path) + " could not be loaded (unavailable): " + real_names(e.what());
     return out;
   }
   try {

@@ -4,6 +4,8 @@
 #include <cuplug/plugin_abi.hpp>
 #include <cuplug/registry.hpp>
 
+#include "path_trust.hpp"
+
 #include <boost/dll/shared_library.hpp>
 
 #include <cstddef>
@@ -22,7 +24,11 @@ namespace cuplug {
 // because objects, static data and exception types of a plugin may outlive any owner we track.
 class plugin_library {
 public:
-  explicit plugin_library(boost::dll::shared_library lib) : library_(std::move(lib)) {}
+  // `file` is the descriptor the library was opened through ("/proc/self/fd/N"): it stays open
+  // as long as the library is loaded, because dlopen matches loaded libraries by name, and a
+  // reused descriptor number would otherwise make a later plugin's dlopen return this one.
+  plugin_library(detail::unique_fd file, boost::dll::shared_library lib)
+      : file_(std::move(file)), library_(std::move(lib)) {}
   // Finds the create/destroy pair; throws (naming the symbol) if either is missing.
   void resolve() {
     create_ = &library_.get_alias<create_fn>(create_alias);
@@ -32,6 +38,7 @@ public:
   destroy_fn *destroy() const { return destroy_; }
 
 private:
+  detail::unique_fd file_; // declared first, so it is closed after the library is unloaded
   boost::dll::shared_library library_;
   create_fn *create_ = nullptr;
   destroy_fn *destroy_ = nullptr;
@@ -56,13 +63,21 @@ template <std::size_t N> std::string field_string(const char (&field)[N]) {
 // "a, b, c", each item wrapped in `quote`; for the lists in error messages.
 std::string join(const std::vector<std::string> &items, const char *quote = "");
 
-// Everything checked before any byte of `file` runs: that neither it (resolved to `real`), its
-// real folder nor the folder it was named in can be replaced by someone else, and that its
-// manifest matches this cuplug. Sets c.manifest and c.has_manifest when the manifest could be
-// read, even if it is then refused (so "unknown backend" messages can name the refused file).
-// Returns why the file is refused, or "" when it passed. Does not throw for a bad file.
-std::string check_candidate(const std::filesystem::path &file, const std::filesystem::path &real,
-                            plugin_candidate &c);
+// A plugin file as check_candidate opened it: everything later reads and loads this descriptor,
+// never the name again, so what runs is what was checked.
+struct checked_file {
+  unique_fd fd;
+  std::string real; // its path with links resolved, for messages
+};
+
+// Everything checked before any byte of `file` runs: that it is a regular file nobody but root
+// and the current user could change (it, every folder on the way and every link followed: see
+// path_trust.hpp), and that its manifest matches this cuplug. On success `opened` holds the
+// file, open. Sets c.manifest and c.has_manifest when the manifest could be read, even if it is
+// then refused (so "unknown backend" messages can name the refused file). Returns why the file
+// is refused, or "" when it passed. Does not throw for a bad file.
+std::string check_candidate(const std::filesystem::path &file, plugin_candidate &c,
+                            checked_file &opened);
 
 // What load_library made of a checked candidate. `library` is set once the library was opened,
 // even when `problem` then refuses it: its static initialisers have run, so it must stay loaded.
@@ -71,10 +86,11 @@ struct loaded_library {
   std::string problem; // "" when loaded and its create/destroy pair resolved
 };
 
-// Loads a candidate that passed check_candidate (c.manifest valid, c.path its absolute path):
-// checks its exports without running it, then opens it with RTLD_NOW | RTLD_LOCAL and resolves
-// the create/destroy pair. Does not throw for a bad file.
-loaded_library load_library(const std::filesystem::path &real, const plugin_candidate &c);
+// Loads a candidate that passed check_candidate (c.manifest valid, c.path its absolute path)
+// from the descriptor it opened: checks its exports without running it, then opens it with
+// RTLD_NOW | RTLD_LOCAL through /proc/self/fd and resolves the create/destroy pair. Takes the
+// descriptor over when the library loads. Does not throw for a bad file.
+loaded_library load_library(checked_file &file, const plugin_candidate &c);
 
 } // namespace detail
 } // namespace cuplug

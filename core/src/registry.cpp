@@ -295,7 +295,8 @@ plugin_candidate registry::impl::load_file(const fs::path &file, const std::stri
   if (auto it = loaded_files.find(real.string()); it != loaded_files.end())
     return candidates[candidate_index.at(it->second)]; // already loaded: loading is idempotent
 
-  if (std::string problem = detail::check_candidate(file, real, c); !problem.empty())
+  detail::checked_file checked;
+  if (std::string problem = detail::check_candidate(file, c, checked); !problem.empty())
     return reject(std::move(problem));
 
   const plugin_manifest &m = c.manifest;
@@ -317,7 +318,7 @@ plugin_candidate registry::impl::load_file(const fs::path &file, const std::stri
     previous = it->second;
   }
 
-  detail::loaded_library loaded = detail::load_library(real, c);
+  detail::loaded_library loaded = detail::load_library(checked, c);
   if (loaded.library)
     libraries.push_back(loaded.library); // kept even when refused: its initialisers have run
   if (!loaded.problem.empty())
@@ -415,7 +416,7 @@ plugin_ptr<plugin_object> registry::create(plugin_kind kind, const std::string &
     e = it->second;
   }
   // A fresh copy, so the options the plugin reads are tracked for this creation alone.
-  options local(opts.values());
+  options local(opts.values(), opts.distrusted());
   const std::string failed = e->label() + " failed to create its " + to_string(kind) + ": ";
   plugin_object *raw = nullptr;
   try {

@@ -41,7 +41,7 @@ std::string required_path(const options &opts) {
   if (!opts.contains("path"))
     throw config_error("allocator 'logging': option 'path' is required (the log file to write, "
                        "or '-' for stderr)");
-  return opts.get_string("path", "");
+  return opts.get_output_path("path", "");
 }
 
 // Without `flush`, lines are written in batches of this many (and at destruction or exit).

@@ -270,7 +270,7 @@ bool read_file(const std::string &path, std::string &out) {
 } // namespace
 
 nvcc_compiler::nvcc_compiler(const options &opts) {
-  std::string given = opts.get_string("nvcc", "");
+  std::string given = opts.get_program("nvcc", "");
   std::vector<std::string> tried;
   auto attempt = [&](const std::string &name, const std::string &origin) {
     if (!nvcc_.empty() || name.empty())

@@ -113,7 +113,7 @@ def collect() -> dict:
 
 def _config_searched() -> str:
     if "CUPLUG_CONFIG" not in os.environ:
-        return config.user_config_path()
+        return config.user_config_path() or "nothing: neither HOME nor XDG_CONFIG_HOME is absolute"
     if not os.environ["CUPLUG_CONFIG"]:
         return "nothing: CUPLUG_CONFIG is set empty"
     return f"CUPLUG_CONFIG={os.environ['CUPLUG_CONFIG']}"

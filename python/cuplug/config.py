@@ -13,7 +13,7 @@ choice with its source, ``print(cuplug.config)`` shows every kind.
 from __future__ import annotations
 
 import os
-import stat
+import pwd
 import sys
 import types
 from collections.abc import Mapping
@@ -118,11 +118,28 @@ def reset() -> None:
 # --- the config file ------------------------------------------------------------------------
 
 
-def user_config_path() -> str:
-    """Where the user's config file is looked for when CUPLUG_CONFIG is not set."""
+def _home() -> str:
+    """$HOME when absolute, else the account's home folder: a relative HOME (``HOME=.``) would
+    make cuplug read a config file from the current directory."""
+    home = os.environ.get("HOME", "")
+    if os.path.isabs(home):
+        return home
+    try:
+        home = pwd.getpwuid(os.geteuid()).pw_dir
+    except KeyError:
+        return ""
+    return home if os.path.isabs(home) else ""
+
+
+def user_config_path() -> str | None:
+    """Where the user's config file is looked for when CUPLUG_CONFIG is not set; None when
+    there is no absolute place to look (relative XDG_CONFIG_HOME and HOME are not used)."""
     base = os.environ.get("XDG_CONFIG_HOME", "")
     if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".config")
+        home = _home()
+        if not home:
+            return None
+        base = os.path.join(home, ".config")
     return os.path.join(base, "cuplug", "cuplug.toml")
 
 
@@ -141,7 +158,11 @@ def config_path() -> str | None:
             raise ConfigError(f"CUPLUG_CONFIG names {path}, which does not exist")
         return path
     path = user_config_path()
-    return path if os.path.exists(path) else None
+    return path if path is not None and os.path.exists(path) else None
+
+
+#: Config files are read whole; anything larger is refused rather than read into memory.
+_MAX_FILE_BYTES = 1 << 20
 
 
 def _table_error(path: str, where: str, problem: str) -> ConfigError:
@@ -151,22 +172,37 @@ def _table_error(path: str, where: str, problem: str) -> ConfigError:
 def parse_file(path: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """Reads a config file: ({kind: backend}, {"kind.name": {option: value}}).
 
-    Raises ConfigError naming the file and the offending key."""
+    Raises ConfigError naming the file and the offending key, and for a file that is not
+    trusted (someone but root and you could change it: see docs/security.md), not UTF-8, not
+    TOML, nested too deeply or larger than _MAX_FILE_BYTES."""
+    # The core checks who could change the file and opens it; we read what it checked.
+    fd = _backends.open_config_file(path)
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"config file {path}: not a regular file")
-        if info.st_mode & stat.S_IWOTH:
-            raise ConfigError(
-                f"config file {path}: writable by every user, so anyone could choose this "
-                f"process's backends; refusing it (chmod o-w {path})"
-            )
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(_MAX_FILE_BYTES + 1)
     except OSError as e:
         raise ConfigError(f"config file {path}: cannot read it: {e.strerror}") from None
+    if len(raw) > _MAX_FILE_BYTES:
+        raise ConfigError(
+            f"config file {path}: larger than {_MAX_FILE_BYTES} bytes; "
+            "a cuplug config file is a few lines of TOML"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(
+            f"config file {path}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset "
+            f"{e.start}); TOML files are UTF-8"
+        ) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"config file {path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"config file {path}: values nested too deeply to read; "
+            "a cuplug config file holds flat tables of options"
+        ) from None
 
     backends: dict[str, str] = {}
     plugin_options: dict[str, dict[str, str]] = {}

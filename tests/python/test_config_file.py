@@ -161,7 +161,7 @@ def test_missing_unreadable_and_world_writable_files(tmp_path):
     open_to_all.write_text(GOOD)
     open_to_all.chmod(0o666)
     proc = run_python("import cuplug", tmp_path, tmp_path, CUPLUG_CONFIG=str(open_to_all))
-    assert proc.returncode != 0 and "writable by every user" in proc.stderr
+    assert proc.returncode != 0 and "writable by everyone" in proc.stderr
 
 
 def test_backend_names_in_the_file_are_checked_at_use(tmp_path):
@@ -210,3 +210,131 @@ def test_load_reads_again_and_replaces_the_file_layer(tmp_path, monkeypatch):
     finally:
         monkeypatch.delenv("CUPLUG_CONFIG", raising=False)
         cuplug.config.load(original)
+
+
+# --- trust: issue 13 items 2, 3 and 16 -----------------------------------------------------
+
+root_only = pytest.mark.skipif(
+    os.geteuid() != 0, reason="only root can give a file to another user (nobody)"
+)
+NOBODY = 65534
+
+
+def refusal(tmp_path, path):
+    """The last line of the error `import cuplug` gives with CUPLUG_CONFIG=path."""
+    proc = run_python("import cuplug", tmp_path, tmp_path, CUPLUG_CONFIG=str(path))
+    assert proc.returncode != 0, proc.stdout
+    return proc.stderr.strip().splitlines()[-1]
+
+
+@root_only
+def test_a_config_file_another_user_owns_or_their_group_can_write_is_refused(tmp_path):
+    path = tmp_path / "theirs.toml"
+    path.write_text(GOOD)
+    os.chown(path, NOBODY, -1)
+    last = refusal(tmp_path, path)
+    assert last.startswith("cuplug._core.ConfigError: the config file " + str(path)), last
+    assert "is owned by nobody, not by root or by you (root)" in last
+    os.chown(path, 0, NOBODY)  # a shared group that may write it
+    path.chmod(0o664)
+    assert "is writable by its group" in refusal(tmp_path, path)
+    path.chmod(0o644)
+    choice, _ = shown(run_python(SHOW, tmp_path, tmp_path, CUPLUG_CONFIG=str(path)))
+    assert choice[0] == str(path)
+
+
+def test_a_config_file_in_or_below_a_folder_others_can_write_is_refused(tmp_path):
+    (tmp_path / "open" / "inner").mkdir(parents=True)
+    path = tmp_path / "open" / "inner" / "c.toml"
+    path.write_text(GOOD)
+    (tmp_path / "open").chmod(0o777)
+    last = refusal(tmp_path, path)
+    assert f"the folder {tmp_path / 'open'} (on the way to the config file {path})" in last
+    assert "writable by everyone (mode 0777) and not sticky" in last
+
+
+def test_a_fifo_config_file_is_refused_without_hanging(tmp_path):
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    last = refusal(tmp_path, fifo)  # run_python's timeout fails the test if it hangs
+    assert "is not a regular file (it is a FIFO)" in last
+
+
+def test_a_relative_home_does_not_make_the_current_directory_home(tmp_path):
+    project = tmp_path / "project"
+    (project / ".config" / "cuplug").mkdir(parents=True)
+    (project / ".config" / "cuplug" / "cuplug.toml").write_text(
+        '[backends]\ncompiler = "from_cwd"\n'
+    )
+    code = SHOW + "print(cuplug.config.user_config_path())\n"
+    proc = run_python(code, project, ".")
+    assert proc.returncode == 0, proc.stderr
+    first, _, where = proc.stdout.splitlines()
+    assert first.split("|")[1] != "from_cwd"
+    assert where == "None" or os.path.isabs(where), where
+    assert not where.startswith(str(project))
+
+
+def test_a_non_utf8_file_is_a_config_error_naming_it(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'[backends]\ncompiler = "caf\xe9"\n')
+    last = refusal(tmp_path, path)
+    assert last == (
+        f"cuplug._core.ConfigError: config file {path}: not UTF-8 text (byte 0xe9 at offset "
+        "26); TOML files are UTF-8"
+    )
+
+
+@pytest.mark.parametrize("opening", ["[", "{x = "])
+def test_a_deeply_nested_file_is_a_config_error_naming_it(tmp_path, opening):
+    path = tmp_path / "deep.toml"
+    path.write_text("a = " + opening * 100000)
+    last = refusal(tmp_path, path)
+    assert last.startswith(
+        f"cuplug._core.ConfigError: config file {path}: values nested too deeply"
+    )
+
+
+def test_a_huge_file_is_refused_unread(tmp_path):
+    path = tmp_path / "huge.toml"
+    with open(path, "wb") as f:
+        f.truncate(8 << 30)  # sparse: 8 GiB that would take minutes and memory to read
+    assert "larger than 1048576 bytes" in refusal(tmp_path, path)
+
+
+@pytest.fixture
+def file_layer_restored():
+    original = cuplug.config.file()
+    yield
+    if original:
+        cuplug.config.load(original)
+    else:
+        cuplug._core.backends.clear_file_layer()
+    cuplug._core.backends.reset_backends()
+
+
+def test_options_naming_files_to_write_come_only_from_trusted_files(tmp_path, file_layer_restored):
+    """The core checks the file layer's path itself: a layer installed from a file others can
+    change (here through the private hook, as a C++ embedder might) cannot pick a log file to
+    truncate or a program to run."""
+    backends = cuplug._core.backends
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    untrusted = tmp_path / "untrusted.toml"
+    untrusted.write_text("")
+    untrusted.chmod(0o666)
+    table = {"allocator.logging": {"path": str(victim)}, "compiler.nvcc": {"nvcc": "/bin/true"}}
+    backends.set_file_layer(str(untrusted), {}, table)
+    with pytest.raises(cuplug.config.ConfigError, match="option 'path' names a file to write"):
+        backends.create_backend("allocator", "logging")
+    assert victim.read_text() == "precious\n"
+    with pytest.raises(cuplug.config.ConfigError, match="option 'nvcc' names a program to run"):
+        backends.create_backend("compiler", "nvcc")
+
+    # From a trusted file the same option is used.
+    trusted = tmp_path / "trusted.toml"
+    log = tmp_path / "alloc.log"
+    trusted.write_text(f'[allocator.logging]\npath = "{log}"\n')
+    cuplug.config.load(str(trusted))
+    backends.create_backend("allocator", "logging")
+    assert log.read_text().startswith("# cuplug allocator log")

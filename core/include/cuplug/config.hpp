@@ -31,13 +31,26 @@ public:
   std::optional<std::string> set_explicit(plugin_kind kind, std::optional<std::string> name);
   std::optional<std::string> explicit_choice(plugin_kind kind) const;
 
+  // Installs a parsed config file. `path` is checked here with the same rule as plugins (see
+  // docs/security.md): when it fails, or names no file, its choices still apply but options a
+  // plugin reads as dangerous (get_program, get_output_path) are refused.
   void set_file_layer(std::string path, std::map<plugin_kind, std::string> backends,
                       std::map<std::string, std::map<std::string, std::string>> plugin_options);
   void clear_file_layer();
   std::string file_path() const;
 
-  // Options for "<kind>.<name>": file table overlaid with explicitly set options.
-  options plugin_options(plugin_kind kind, const std::string &name) const;
+  // Opens a config file for reading if cuplug may trust it: a regular file that nobody but root
+  // and the current user could change (it, every folder on the way, every link followed).
+  // Returns a descriptor the caller closes. Throws config_error naming the file and the
+  // problem, and never blocks on a FIFO or device. The file's parser (the Python package)
+  // reads through it.
+  static int open_file(const std::string &path);
+
+  // Options for "<kind>.<name>": file table overlaid with explicitly set options, then with
+  // `overrides` (options a caller passes for one object, as trusted as explicit ones). Values
+  // from a config file that failed the trust check are marked distrusted.
+  options plugin_options(plugin_kind kind, const std::string &name,
+                         const std::map<std::string, std::string> &overrides = {}) const;
   void set_explicit_options(plugin_kind kind, const std::string &name,
                             std::map<std::string, std::string> values);
 
@@ -53,6 +66,8 @@ private:
   std::map<plugin_kind, std::string> explicit_;
   std::map<plugin_kind, std::string> file_;
   std::string file_path_;
+  // Why the file layer's dangerous options are refused ("" when the file passed the check).
+  std::string file_distrust_;
   std::map<std::string, std::map<std::string, std::string>> file_options_;
   std::map<std::string, std::map<std::string, std::string>> explicit_options_;
   unsigned long generation_ = 0;

@@ -208,6 +208,9 @@ void bind_config(py::module_ &m) {
       py::arg("path"), py::arg("backends"), py::arg("plugin_options"),
       "Installs a parsed config file: {kind: name} and {'kind.name': {option: value}}.");
   m.def("clear_file_layer", [] { config::instance().clear_file_layer(); });
+  m.def("open_config_file", &config::open_file, py::arg("path"),
+        "Opens a config file if cuplug may trust it (nobody but root and you could change it) and "
+        "returns a file descriptor to read it through; raises ConfigError naming the problem.");
   m.def(
       "file_path", [] { return config::instance().file_path(); },
       "Path of the config file in use, or '' when there is none.");

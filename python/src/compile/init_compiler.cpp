@@ -44,10 +44,9 @@ plugin_ptr<compiler> resolve_compiler(const py::object &backend,
   auto &slot = (*made)[{name, opts}];
   if (!slot) {
     // The configured options of that backend, overridden by the call's.
-    auto merged = config::instance().plugin_options(plugin_kind::compiler, name).values();
-    for (const auto &[k, v] : opts)
-      merged[k] = v;
-    slot = registry::instance().create<compiler>(plugin_kind::compiler, name, options(merged));
+    slot = registry::instance().create<compiler>(
+        plugin_kind::compiler, name,
+        config::instance().plugin_options(plugin_kind::compiler, name, opts));
   }
   return slot;
 }

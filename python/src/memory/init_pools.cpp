@@ -64,12 +64,9 @@ private:
 // A fresh allocator of backend `name`, with its configured options overlaid by `extra`.
 plugin_ptr<allocator> make_backend(const std::string &name,
                                    const std::map<std::string, std::string> &extra = {}) {
-  std::map<std::string, std::string> values =
-      config::instance().plugin_options(plugin_kind::allocator, name).values();
-  for (const auto &[k, v] : extra)
-    values[k] = v;
-  return registry::instance().create<allocator>(plugin_kind::allocator, name,
-                                                options(std::move(values)));
+  return registry::instance().create<allocator>(
+      plugin_kind::allocator, name,
+      config::instance().plugin_options(plugin_kind::allocator, name, extra));
 }
 
 // `upstream` as given to a pool: None (the default backend), a backend name, or an Allocator.

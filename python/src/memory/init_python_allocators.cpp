@@ -377,15 +377,11 @@ void init_python_allocators(py::module_ &m) {
   sub.def(
       "create",
       [](const std::string &name, const std::map<std::string, std::string> &opts) {
-        std::map<std::string, std::string> values =
-            config::instance().plugin_options(plugin_kind::allocator, name).values();
-        for (const auto &[k, v] : opts)
-          values[k] = v;
+        options merged = config::instance().plugin_options(plugin_kind::allocator, name, opts);
         plugin_ptr<allocator> a;
         {
           py::gil_scoped_release nogil; // a plugin's constructor may take time (or the GIL)
-          a = registry::instance().create<allocator>(plugin_kind::allocator, name,
-                                                     options(std::move(values)));
+          a = registry::instance().create<allocator>(plugin_kind::allocator, name, merged);
         }
         return to_python(a);
       },

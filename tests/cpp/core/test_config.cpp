@@ -7,13 +7,42 @@
 #include <cuplug/config.hpp>
 #include <cuplug/errors.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
+#include <future>
 
 using namespace cuplug;
 
 namespace {
 
 config &cfg() { return config::instance(); }
+
+namespace fs = std::filesystem;
+using test_support::temp_dir;
+
+// The config_error config::open_file gives for `path` ("" if it opened it).
+std::string open_error(const std::string &path) {
+  try {
+    ::close(config::open_file(path));
+  } catch (const config_error &e) {
+    return e.what();
+  }
+  return {};
+}
+
+// The config_error a read of a dangerous option gives ("" if it read it).
+std::string program_error(const options &o, const std::string &key) {
+  try {
+    o.get_program(key, "");
+  } catch (const config_error &e) {
+    return e.what();
+  }
+  return {};
+}
 
 // Leaves the configuration as the test found it: no explicit choices, no file, no env.
 struct clean_config {
@@ -151,6 +180,122 @@ BOOST_AUTO_TEST_CASE(plugin_options_overlay_explicit_on_file) {
   BOOST_TEST(cfg().plugin_options(plugin_kind::compiler, "nvrtc").values().size() == 1u);
   cfg().set_explicit_options(plugin_kind::allocator, "pool", {});
   BOOST_TEST(cfg().plugin_options(plugin_kind::allocator, "pool").values().size() == 2u);
+}
+
+// Issue 13 item 2: the config file is trusted only as plugins are (owner, group, folders).
+BOOST_AUTO_TEST_CASE(opens_only_config_files_nobody_else_can_change) {
+  temp_dir dir;
+  const fs::path good = dir.write("good.toml", "[backends]\n");
+  ::chmod(good.c_str(), 0644);
+  BOOST_TEST(open_error(good.string()) == "");
+  const int fd = config::open_file(good.string());
+  char buffer[16] = {};
+  BOOST_TEST(::read(fd, buffer, sizeof buffer) == 11);
+  ::close(fd);
+
+  CHECK_CONTAINS(open_error("cuplug.toml"), "'cuplug.toml' is a relative path");
+  const fs::path open_to_all = dir.write("open.toml", "");
+  ::chmod(open_to_all.c_str(), 0666);
+  CHECK_CONTAINS(open_error(open_to_all.string()), "is writable by everyone (mode 0666)");
+  CHECK_CONTAINS(open_error(open_to_all.string()), "does not read a config file someone else");
+
+  // In a folder others can write, or below one.
+  fs::create_directories(dir.path() / "shared" / "inner");
+  const fs::path below = dir.write("shared/inner/c.toml", "");
+  ::chmod((dir.path() / "shared").c_str(), 0777);
+  CHECK_CONTAINS(open_error(below.string()), "the folder " + (dir.path() / "shared").string() +
+                                                 " (on the way to the config file");
+  ::chmod((dir.path() / "shared").c_str(), 0755);
+  BOOST_TEST(open_error(below.string()) == "");
+
+  const fs::path fifo = dir.path() / "fifo.toml";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto opening = std::async(std::launch::async, [&] { return open_error(fifo.string()); });
+  if (opening.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    const int unblock = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+    opening.wait();
+    ::close(unblock);
+    BOOST_ERROR("config::open_file blocked on a FIFO");
+  }
+  const std::string refused = opening.get();
+  CHECK_CONTAINS(refused, "is not a regular file (it is a FIFO)");
+
+  if (::geteuid() != 0) {
+    BOOST_TEST_MESSAGE("not root: cannot give a file to another user; owner checks skipped");
+    return;
+  }
+  BOOST_REQUIRE(::chown(good.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
+  CHECK_CONTAINS(open_error(good.string()), "is owned by nobody, not by root or by you");
+  BOOST_REQUIRE(::chown(good.c_str(), 0, 65534) == 0);
+  ::chmod(good.c_str(), 0664);
+  CHECK_CONTAINS(open_error(good.string()), "is writable by its group");
+}
+
+// Issue 13 item 2: options naming a program or a file to write are taken only from trusted
+// sources, whoever installed the file layer.
+BOOST_AUTO_TEST_CASE(dangerous_options_come_only_from_trusted_sources) {
+  temp_dir dir;
+  const fs::path trusted = dir.write("trusted.toml", "");
+  ::chmod(trusted.c_str(), 0644);
+  const std::map<std::string, std::map<std::string, std::string>> table = {
+      {"compiler.nvcc", {{"nvcc", "/opt/evil/nvcc"}, {"keep", "true"}}}};
+  cfg().set_file_layer(trusted.string(), {{plugin_kind::compiler, "nvcc"}}, table);
+  BOOST_TEST(cfg().plugin_options(plugin_kind::compiler, "nvcc").get_program("nvcc", "") ==
+             "/opt/evil/nvcc");
+
+  const fs::path untrusted = dir.write("untrusted.toml", "");
+  ::chmod(untrusted.c_str(), 0666);
+  cfg().set_file_layer(untrusted.string(), {{plugin_kind::compiler, "nvcc"}}, table);
+  BOOST_TEST(cfg().selected(plugin_kind::compiler).name == "nvcc"); // choices still apply
+  const options o = cfg().plugin_options(plugin_kind::compiler, "nvcc");
+  BOOST_TEST(o.get_string("keep", "") == "true"); // harmless options too
+  const std::string why = program_error(o, "nvcc");
+  CHECK_CONTAINS(why, "option 'nvcc' names a program to run, but its value '/opt/evil/nvcc' "
+                      "was set by the config file " +
+                          untrusted.string() + ", which cuplug does not trust (");
+  CHECK_CONTAINS(why, "writable by everyone");
+  CHECK_CONTAINS(why, "cuplug.use(");
+  try {
+    o.get_output_path("keep", "");
+    BOOST_ERROR("a file to write was taken from an untrusted file");
+  } catch (const config_error &e) {
+    CHECK_CONTAINS(e.what(), "option 'keep' names a file to write");
+  }
+  // The same value given explicitly, or by a caller for one object, is the program's own.
+  BOOST_TEST(cfg()
+                 .plugin_options(plugin_kind::compiler, "nvcc", {{"nvcc", "/usr/bin/nvcc"}})
+                 .get_program("nvcc", "") == "/usr/bin/nvcc");
+  cfg().set_explicit_options(plugin_kind::compiler, "nvcc", {{"nvcc", "/usr/local/bin/nvcc"}});
+  BOOST_TEST(cfg().plugin_options(plugin_kind::compiler, "nvcc").get_program("nvcc", "") ==
+             "/usr/local/bin/nvcc");
+  cfg().set_explicit_options(plugin_kind::compiler, "nvcc", {});
+
+  // A layer naming no file, or a file that is not there, could not be checked.
+  cfg().set_file_layer("", {}, table);
+  CHECK_CONTAINS(program_error(cfg().plugin_options(plugin_kind::compiler, "nvcc"), "nvcc"),
+                 "names no file");
+  cfg().set_file_layer("/nonexistent/cuplug.toml", {}, table);
+  CHECK_CONTAINS(program_error(cfg().plugin_options(plugin_kind::compiler, "nvcc"), "nvcc"),
+                 "cannot inspect /nonexistent");
+  cfg().clear_file_layer();
+  BOOST_TEST(cfg().plugin_options(plugin_kind::compiler, "nvcc").values().empty());
+}
+
+// The marks travel with the options into create(): the registry's copy keeps them.
+BOOST_AUTO_TEST_CASE(distrusted_options_reach_the_plugin) {
+  registry::instance().add_builtin(plugin_kind::allocator, "test_trust_probe", "reads 'path'",
+                                   [](const options &o) -> plugin_object * {
+                                     o.get_output_path("path", "");
+                                     throw config_error("unreachable: the path was accepted");
+                                   });
+  options o({{"path", "/etc/passwd"}}, {{"path", "a test source"}});
+  try {
+    registry::instance().create(plugin_kind::allocator, "test_trust_probe", o);
+    BOOST_ERROR("create() accepted a distrusted output path");
+  } catch (const config_error &e) {
+    CHECK_CONTAINS(e.what(), "option 'path' names a file to write, but its value '/etc/passwd' "
+                             "was set by a test source");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(source_names) {

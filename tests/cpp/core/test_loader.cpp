@@ -2,13 +2,18 @@
 #define BOOST_TEST_MODULE loader
 #include <boost/test/included/unit_test.hpp>
 
+#include "plugin_loader.hpp"
 #include "test_support.hpp"
 
 #include <cuplug/errors.hpp>
 
+#include <fcntl.h>
 #include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <future>
 
 using namespace cuplug;
 using test_support::fake_plugin;
@@ -196,7 +201,7 @@ BOOST_AUTO_TEST_CASE(refuses_plugins_others_can_write) {
   const plugin_candidate c = load_one(copy.string());
   BOOST_TEST(c.outcome == state::rejected);
   BOOST_TEST(!c.has_manifest); // refused before the file was read
-  CHECK_CONTAINS(c.reason, "plugin file " + copy.string() + " is writable by others");
+  CHECK_CONTAINS(c.reason, "plugin file " + copy.string() + " is writable by everyone");
   CHECK_CONTAINS(c.reason, "chmod o-w " + copy.string());
 
   // Fixed, it is tried again, and its diagnostic replaced rather than repeated.
@@ -215,7 +220,8 @@ BOOST_AUTO_TEST_CASE(refuses_plugins_in_folders_others_can_write) {
   ::chmod(dir.path().c_str(), 0777);
   const plugin_candidate c = load_one(copy.string());
   BOOST_TEST(c.outcome == state::rejected);
-  CHECK_CONTAINS(c.reason, "folder " + dir.path().string() + " is writable by others");
+  CHECK_CONTAINS(c.reason, "folder " + dir.path().string());
+  CHECK_CONTAINS(c.reason, "is writable by everyone (mode 0777)");
   CHECK_CONTAINS(c.reason, "chmod o-w " + dir.path().string());
 
   // A link placed in an open folder is refused too, though its target is safe.
@@ -226,7 +232,99 @@ BOOST_AUTO_TEST_CASE(refuses_plugins_in_folders_others_can_write) {
   fs::create_symlink(target, link);
   const plugin_candidate linked = load_one(link.string());
   BOOST_TEST(linked.outcome == state::rejected);
-  CHECK_CONTAINS(linked.reason, other.path().string() + " is writable by others");
+  CHECK_CONTAINS(linked.reason, other.path().string() + " (on the way to the plugin file " +
+                                    link.string() + ") is writable by everyone");
+
+  // A sticky folder such as /tmp keeps others from swapping files, not from adding them: no
+  // plugin is loaded straight from one.
+  ::chmod(other.path().c_str(), 01777);
+  const fs::path in_sticky = other.copy_in(fake_plugin("good_rng"), "libin_sticky.so");
+  const plugin_candidate sticky = load_one(in_sticky.string());
+  BOOST_TEST(sticky.outcome == state::rejected);
+  CHECK_CONTAINS(sticky.reason, "holding the plugin file is writable by everyone (mode 1777)");
+}
+
+// Issue 13 item 1: the folder itself is safe, but whoever can write its parent can swap it.
+BOOST_AUTO_TEST_CASE(refuses_plugins_below_a_folder_others_can_write) {
+  temp_dir dir;
+  fs::create_directories(dir.path() / "safe");
+  ::chmod((dir.path() / "safe").c_str(), 0755);
+  const fs::path copy = dir.copy_in(fake_plugin("good_rng"), "safe/libdeep.so");
+  ::chmod(dir.path().c_str(), 0777);
+  const plugin_candidate c = load_one(copy.string());
+  BOOST_TEST(c.outcome == state::rejected);
+  BOOST_TEST(!c.has_manifest); // refused before the file was read
+  CHECK_CONTAINS(c.reason, "refused: the folder " + dir.path().string() +
+                               " (on the way to the plugin file " + copy.string() +
+                               ") is writable by everyone (mode 0777) and not sticky");
+  // Below a sticky folder (as every test folder below /tmp is) it loads.
+  ::chmod(dir.path().c_str(), 01777);
+  const plugin_candidate fixed = load_one(copy.string());
+  BOOST_TEST(fixed.outcome != state::rejected, fixed.reason);
+}
+
+// Issue 13 item 1: dlopen gets the descriptor that was checked, not the name again.
+BOOST_AUTO_TEST_CASE(loads_the_file_it_checked_not_what_the_name_leads_to_afterwards) {
+  temp_dir dir;
+  const fs::path path = dir.copy_in(fake_plugin("good_allocator"), "libswapped.so");
+  const fs::path other = dir.copy_in(fake_plugin("good_rng"), "libother.so");
+  plugin_candidate c;
+  c.path = path.string();
+  detail::checked_file checked;
+  BOOST_REQUIRE_EQUAL(detail::check_candidate(path, c, checked), "");
+  BOOST_TEST(c.manifest.kind == static_cast<std::uint32_t>(plugin_kind::allocator));
+  fs::rename(other, path); // the name now leads to another plugin
+  detail::loaded_library loaded = detail::load_library(checked, c);
+  BOOST_TEST(loaded.problem.empty(), loaded.problem);
+  BOOST_REQUIRE(loaded.library);
+  plugin_object *object = loaded.library->create()(options{});
+  BOOST_TEST(dynamic_cast<allocator *>(object) != nullptr);
+  loaded.library->destroy()(object);
+}
+
+// Issue 13 item 8: a FIFO named like a plugin is refused without being opened.
+BOOST_AUTO_TEST_CASE(a_fifo_named_like_a_plugin_does_not_hang_the_loader) {
+  temp_dir dir;
+  const fs::path fifo = dir.path() / "libfifo.so";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0755) == 0);
+  auto scan = std::async(std::launch::async, [&] { return reg().load(dir.path().string()); });
+  if (scan.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    const int unblock = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK); // releases a blocked reader
+    scan.wait();
+    if (unblock >= 0)
+      ::close(unblock);
+    BOOST_ERROR("loading a folder with a FIFO in it blocked");
+  }
+  const plugin_candidate c = only(scan.get());
+  BOOST_TEST(c.outcome == state::rejected);
+  CHECK_CONTAINS(c.reason, fifo.string() + " is not a regular file (it is a FIFO)");
+}
+
+// Issue 13 item 16: a link to a device is not a plugin, whatever the device's mode; the old
+// message advised `chmod o-w /dev/null`.
+BOOST_AUTO_TEST_CASE(a_plugin_linked_to_a_device_is_said_not_to_be_a_regular_file) {
+  temp_dir dir;
+  const fs::path link = dir.path() / "libdevice.so";
+  fs::create_symlink("/dev/null", link);
+  const plugin_candidate c = load_one(link.string());
+  BOOST_TEST(c.outcome == state::rejected);
+  CHECK_CONTAINS(c.reason,
+                 link.string() + " (/dev/null) is not a regular file (it is a character device)");
+  BOOST_TEST(!test_support::contains(c.reason, "chmod"), c.reason);
+}
+
+// Issue 13 item 16: 7 bytes that start with the ELF magic are a truncated ELF file.
+BOOST_AUTO_TEST_CASE(a_short_file_with_the_elf_magic_is_said_to_be_truncated) {
+  temp_dir dir;
+  const fs::path file = dir.write("libshort.so", std::string("\x7f"
+                                                             "ELF\x02\x01\x01",
+                                                             7));
+  ::chmod(file.c_str(), 0755);
+  const plugin_candidate c = load_one(file.string());
+  BOOST_TEST(c.outcome == state::rejected);
+  CHECK_CONTAINS(c.reason, "truncated");
+  CHECK_CONTAINS(c.reason, "holds only 7 bytes");
+  BOOST_TEST(!test_support::contains(c.reason, "does not start with"), c.reason);
 }
 
 BOOST_AUTO_TEST_CASE(refuses_plugins_of_other_owners_and_shared_groups) {
