@@ -337,9 +337,62 @@ def _pycuda_positional(fn: MathFunction, rest, out, stream):
     return out, value
 
 
-def _apply(fn: MathFunction, operands, out, stream):
-    from cuplug._array import engine
+_kernels = {}
 
+
+def _kernel(fn: MathFunction, in_dtypes, scalars, out_dtypes, loop):
+    """The engine kernel for fn over these operand and output dtypes (made once, then cached;
+    the engine compiles it per launch layout and context on first use)."""
+    key = (fn.name, in_dtypes, scalars, out_dtypes, loop)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        from cuplug._array import engine
+
+        parts = kernel_parts(fn, in_dtypes, out_dtypes, loop, scalars)
+        kernel = engine.Kernel(
+            parts.args,
+            parts.operation,
+            parts.name,
+            preamble=parts.preamble,
+            loop_prep=parts.loop_prep,
+        )
+        _kernels[key] = kernel
+    return kernel
+
+
+def _output(fn, k, given, dtype, shape):
+    """out= checked (a GPUArray of the broadcast shape whose dtype the result casts to under
+    NumPy's same_kind rule), or a new array."""
+    from cuplug import gpuarray
+
+    if given is None:
+        return gpuarray.empty(shape, dtype)
+    if not _is_array(given):
+        raise TypeError(f"cumath.{fn.name}(): out must be a GPUArray, got {type(given).__name__}")
+    if given.shape != shape:
+        raise ValueError(
+            f"cumath.{fn.name}(): out has shape {given.shape}, the result has shape {shape}"
+        )
+    if not np.can_cast(dtype, given.dtype, "same_kind"):
+        raise TypeError(
+            f"Cannot cast ufunc '{fn.numpy}' output {k} from {dtype!r} to {given.dtype!r} with "
+            "casting rule 'same_kind'"
+        )
+    return given
+
+
+def _scalar_value(fn, k, x, dtype):
+    """A scalar operand for the kernel: Python numbers as they are (the engine converts them as
+    NumPy converts weak scalars), NumPy scalars in the loop dtype; PyCUDA's float exponents of
+    ldexp truncated."""
+    if k in fn.int_args and not isinstance(x, (int, np.integer)):
+        return int(x)
+    if _dtypes.is_weak_scalar(x):
+        return x
+    return np.asarray(x).astype(dtype)[()]
+
+
+def _apply(fn: MathFunction, operands, out, stream):
     if not any(_is_array(x) for x in operands):
         raise TypeError(
             f"cumath.{fn.name}() needs a GPUArray operand, got "
@@ -355,7 +408,27 @@ def _apply(fn: MathFunction, operands, out, stream):
     outs = out if isinstance(out, tuple) else (None,) * fn.nout if out is None else (out,)
     if len(outs) != fn.nout:
         raise ValueError(f"cumath.{fn.name}() has {fn.nout} outputs, out= gives {len(outs)}")
-    return engine.ufunc_call(fn, operands, loop, outs, stream)
+    arrays = [x for x in operands if _is_array(x)]
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        described = " and ".join(f"{a.shape} {a.dtype}" for a in arrays)
+        raise ValueError(
+            f"cumath.{fn.name}(): operands could not be broadcast together with shapes {described}"
+        ) from None
+    # Arrays arrive in their own dtype, scalars converted on the host to the loop's.
+    scalars = tuple(k for k, x in enumerate(operands) if not _is_array(x))
+    in_dtypes = tuple(
+        np.dtype(loop[0][k]) if k in scalars else np.dtype(x.dtype) for k, x in enumerate(operands)
+    )
+    values = [
+        x if k not in scalars else _scalar_value(fn, k, x, loop[0][k])
+        for k, x in enumerate(operands)
+    ]
+    results = tuple(_output(fn, k, o, loop[1][k], shape) for k, o in enumerate(outs))
+    kernel = _kernel(fn, in_dtypes, scalars, tuple(r.dtype for r in results), loop)
+    kernel(*results, *values, stream=stream)
+    return results[0] if fn.nout == 1 else results
 
 
 def _make(fn: MathFunction, name: str):
