@@ -17,6 +17,8 @@ dimension (16-byte loads/stores), 32- or 64-bit index arithmetic, and per argume
       with ``vec > 1`` its innermost stride is 1 element
  b    vector, strided with innermost stride 0 (``vec > 1`` only): one element per work item
  z    vector whose strides are all 0 (a 0-d array broadcast): always ``x[0]``
+ p    vector passed as a bare pointer, outside the iteration space: the operation indexes it
+      itself (``z[i] = a[idx[i]]``); it takes no part in broadcasting
  s    scalar, passed by value
 ====  ===========================================================================================
 
@@ -84,11 +86,13 @@ class Layout:
             raise ValueError("Layout.ndim must be >= 1")
         if self.vec not in (1, 2, 4, 8, 16):
             raise ValueError(f"Layout.vec must be 1, 2, 4, 8 or 16, got {self.vec}")
-        bad = set(self.classes) - set("cgbzs")
+        bad = set(self.classes) - set("cgbzsp")
         if bad:
             raise ValueError(f"Layout.classes: unknown classes {sorted(bad)}")
         if "b" in self.classes and self.vec == 1:
             raise ValueError("Layout: class 'b' needs vec > 1 (it is 'g' otherwise)")
+        if self.vec > 1 and "p" in self.classes:
+            raise ValueError("Layout: bare-pointer arguments (class 'p') rule out vec > 1")
         if self.use_range and (self.vec != 1 or self.strided):
             raise ValueError("range kernels take contiguous layouts only")
 
@@ -278,7 +282,7 @@ def _offsets(args, layout, strided, index_var):
 def _substitute(operation, args, classes, replace):
     """operation with every vector access name[i] replaced by replace(arg, class)."""
     for a, cls in zip(args, classes):
-        if a.vector:
+        if a.vector and cls != "p":
             operation = _subscript_re(a.name).sub(lambda _m, a=a, c=cls: replace(a, c), operation)
     return operation
 
@@ -316,7 +320,9 @@ def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep
     args = [a if isinstance(a, Arg) else Arg(*a) for a in args]
     if layout is None:
         layout = Layout("".join("c" if a.vector else "s" for a in args))
-    info = analyze(operation, [a.name for a in args if a.vector])
+    info = analyze(
+        operation, [a.name for a, c in zip(args, layout.classes) if a.vector and c != "p"]
+    )
     _check(args, layout, info)
 
     idx = _idx(layout)
@@ -393,7 +399,7 @@ def _vector_loop(args, layout, info, operation, strided, defs, off):
     idx = _idx(layout)
     loads, stores, decls = [], [], []
     for a, cls in zip(args, layout.classes):
-        if cls == "s" or cls == "z":
+        if cls in "szp":
             continue
         where = f"w * {v}" if cls == "c" else f"cuplug_o_{a.name}"
         if cls == "b":
