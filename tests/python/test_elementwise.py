@@ -107,7 +107,9 @@ def test_pycuda_module_sources_compile_with_nvrtc():
 
     args = parse_arguments("double *z, const int *x, pycuda::complex<double> *c")
     parts = [
-        elementwise._module_source(args, "z[i] = x[i] + c[i].real()", f"k{int(r)}", "", "", "", r)[0]
+        elementwise._module_source(args, "z[i] = x[i] + c[i].real()", f"k{int(r)}", "", "", "", r)[
+            0
+        ]
         for r in (False, True)
     ]
     ptx = compile(
@@ -151,3 +153,23 @@ def test_compile_error_shows_the_generated_source_line(ctx):
 def test_unknown_generator_keyword_is_a_type_error():
     with pytest.raises(TypeError, match="unexpected keyword argument.*prelude"):
         elementwise.get_elwise_kernel_and_types("float *z", "z[i] = 0", prelude="")
+
+
+def test_pycuda_array_modules_are_cuplugs(tmp_path):
+    from test_compat import run_python
+
+    out = run_python(
+        """
+        import cuplug.compat.pycuda
+        import pycuda.gpuarray as gpuarray, pycuda.elementwise, pycuda.cumath as cumath
+        from pycuda.elementwise import ElementwiseKernel, get_elwise_module
+        import cuplug.gpuarray, cuplug.elementwise, cuplug.cumath
+        assert gpuarray is cuplug.gpuarray and cumath is cuplug.cumath
+        assert pycuda.elementwise is cuplug.elementwise
+        assert ElementwiseKernel is cuplug.elementwise.ElementwiseKernel
+        assert hasattr(gpuarray.GPUArray, "__dlpack__") and gpuarray.from_dlpack
+        print("ok")
+        """,
+        tmp_path,
+    )
+    assert out.strip() == "ok"

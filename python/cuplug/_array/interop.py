@@ -446,6 +446,23 @@ def asarray(obj, dtype=None, *, copy=None, stream=None):
 
 # }}}
 
+
+def install():
+    """Gives GPUArray the protocols and cuplug.gpuarray asarray/from_dlpack where they do not
+    have them yet. The array layer should mix ArrayInterop into GPUArray and re-export the two
+    functions; until it does, cuplug.cumath and cuplug.elementwise call this at import.
+    Idempotent."""
+    from .. import gpuarray
+
+    cls = gpuarray.GPUArray
+    if not issubclass(cls, ArrayInterop):
+        for name in ("__cuda_array_interface__", "__dlpack__", "__dlpack_device__", "__array__"):
+            setattr(cls, name, ArrayInterop.__dict__[name])
+    for name, value in (("asarray", asarray), ("from_dlpack", from_dlpack)):
+        if not hasattr(gpuarray, name):
+            setattr(gpuarray, name, value)
+
+
 __all__ = [
     "DLPACK_VERSION",
     "ArrayInterop",
@@ -456,6 +473,7 @@ __all__ = [
     "dlpack_dtype",
     "from_cuda_array_interface",
     "from_dlpack",
+    "install",
     "numpy_dtype",
     "stream_handle",
     "to_numpy",
