@@ -99,8 +99,8 @@ FUNCTIONS = (
         "expm1",
         "expm1(a)",
         # exp(x)(cos y + i sin y) - 1 without losing the small real part: cos y - 1 = -2 sin²(y/2)
-        "C(expm1(a.real()) * cos(a.imag()) - R(2) * exp(a.real()) * sin(a.imag() / 2) * "
-        "sin(a.imag() / 2), exp(a.real()) * sin(a.imag()))",
+        "C(expm1(a.real()) * cos(a.imag()) - R(2) * sin(a.imag() / 2) * sin(a.imag() / 2), "
+        "exp(a.real()) * sin(a.imag()))",
     ),
     _F("log2", "log2", "log2(a)", f"cuda::std::log(a) * {_LOG2E}"),
     _F(
