@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo command: builds what the demo needs into build/ when needed (the core, the plugins,
-# the extension), then runs examples/demo.py against that build.
+# the extension), then runs examples/demo.py against that build, and the seed's first example
+# (examples/gpuarray_basic.py) on the GPU, or says what it would do where there is none.
 # Environment: CUPLUG_BUILD_DIR (default build), CUPLUG_JOBS (default: every core), PYTHON.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -25,4 +26,32 @@ done
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" ||
   { echo "tools/demo.sh: build FAILED"; exit 1; }
 
-PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" exec "$python" examples/demo.py
+export PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}"
+"$python" examples/demo.py || exit $?
+
+# The seed's first example (PyCUDA code, unchanged, on cuplug) on the GPU when there is one.
+echo
+echo "== the seed's example: examples/gpuarray_basic.py"
+sed -n '/^# The seed/,/^# fmt: on/p' examples/gpuarray_basic.py | grep -v '^# '
+no_gpu=$("$python" - <<'PY'
+from cuplug import _core
+if not _core.backends.driver_available():
+    print(_core.backends.driver_library_description())
+else:
+    import cuplug.driver as cuda
+    try:
+        cuda.init()
+        if cuda.Device.count() == 0:
+            print("the driver reports no CUDA device")
+    except cuda.Error as e:
+        print(e)
+PY
+)
+if [ -z "$no_gpu" ]; then
+  echo "-- its output on $("$python" -c 'import cuplug.driver as c; c.init(); print(c.Device(0).name())'):"
+  exec "$python" examples/gpuarray_basic.py
+fi
+echo "-- not run: no GPU here ($no_gpu)."
+echo "   On a machine with an NVIDIA GPU it copies [1 2 3 4 5] (float32) to the GPU, doubles it"
+echo "   there with an elementwise kernel that cuplug generates and compiles (NVRTC, cached on"
+echo "   disk), copies the result back and prints:  [ 2.  4.  6.  8. 10.]"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU test machine (shared/gpu-machine.md): build cuplug into build-gpu/, run ctest and
 # pytest against the real driver, compute-sanitizer (memcheck) over the GPU tests, then the
-# benchmarks. Logs go to OUTDIR; the last line printed is one summary line. Exit non-zero on any
-# failure. Fits in 9 minutes: every step runs under its own time limit.
+# benchmarks (launch, copies, allocation, compile, arrays). Logs go to OUTDIR; the last line
+# printed is one summary line. Exit non-zero on any failure. Fits in 9 minutes: every step runs
+# under its own time limit.
 # Usage: bash tools/gpu_check.sh OUTDIR
 set -u
 if [ $# -ne 1 ]; then
@@ -124,7 +125,7 @@ else
 fi
 
 # --- benchmarks -------------------------------------------------------------------------------
-timeout "$(budget 150 0)" bash tests/benchmarks/run_all.sh "$out" >"$out/bench.log" 2>&1
+timeout "$(budget 210 0)" bash tests/benchmarks/run_all.sh "$out" >"$out/bench.log" 2>&1
 rc=$?
 ratios=$("$python" - "$out/bench.json" <<'PY'
 import json, sys
@@ -164,10 +165,27 @@ def compile_(r):
     return f"compile cold {r['cold_ratio']:.2f}x raw NVRTC"
 
 
+def array(r):
+    rows = r["rows"]
+    bw = ", ".join(
+        f"{what} {rows[what]['cuplug']['ratio_vs_copy']:.2f}x"
+        for what in ("x*2", "x+y", "sin(x)", "a+row", "x[::2]*2")
+    )
+    small = r["small_op"]["cuplug"]
+    vs_torch = (
+        f"{small['ratio_vs_torch']:.2f}x torch" if "ratio_vs_torch" in small
+        else f"{small['best_us']:.1f}us"
+    )
+    return (f"array vs d2d copy: {bw}; small x*2 {vs_torch}; "
+            f"new elwise {r['elementwise_cold_ms']['median']:.1f}ms, "
+            f"fresh x*2 {r['fresh_process_ms']['median']:.2f}ms")
+
+
 add("bench_launch", launch)
 add("bench_copy", copy)
 add("bench_alloc", alloc)
 add("bench_compile", compile_)
+add("bench_array", array)
 print(", ".join(parts))
 sys.exit(1 if missing else 0)
 PY

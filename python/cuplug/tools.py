@@ -5,8 +5,6 @@ re-exported here under PyCUDA's names."""
 
 import functools
 import os
-import struct
-import sys
 import warnings
 
 import numpy as np
@@ -212,119 +210,16 @@ class OccupancyRecord:
 # {{{ C types <-> dtypes
 
 
-class TypeNameNotKnown(RuntimeError):  # noqa: N818 (PyCUDA's name)
-    pass
-
-
-class _DTypeRegistry:
-    def __init__(self):
-        self.dtype_to_name = {}
-        self.name_to_dtype = {}
-
-    def get_or_register_dtype(self, c_names, dtype=None):
-        """With dtype=None: the dtype registered for the C type name(s) (TypeNameNotKnown if
-        none). Otherwise registers dtype under the names and returns the registered dtype
-        object; a name already registered to a different dtype is a RuntimeError."""
-        if isinstance(c_names, str):
-            c_names = [c_names]
-
-        if dtype is None:
-            found = {self.name_to_dtype.get(name) for name in c_names}
-            if None in found:
-                missing = [name for name in c_names if name not in self.name_to_dtype]
-                raise TypeNameNotKnown(f"unknown C type name(s): {', '.join(missing)}")
-            if len(found) != 1:
-                raise ValueError(f"C type names {c_names} map to different dtypes")
-            return found.pop()
-
-        dtype = np.dtype(dtype)
-        existing_name = self.dtype_to_name.get(dtype)
-        if existing_name is not None:
-            dtype = self.name_to_dtype[existing_name]
-
-        for name in c_names:
-            registered = self.name_to_dtype.setdefault(name, dtype)
-            if registered != dtype:
-                raise RuntimeError(f"name '{name}' already registered to different dtype")
-
-        if existing_name is None:
-            self.dtype_to_name[dtype] = c_names[0]
-        self.dtype_to_name.setdefault(str(dtype), c_names[0])
-        return dtype
-
-    def dtype_to_ctype(self, dtype):
-        if dtype is None:
-            raise ValueError("dtype may not be None")
-        dtype = np.dtype(dtype)
-        try:
-            return self.dtype_to_name[dtype]
-        except KeyError:
-            raise ValueError(f"unable to map dtype '{dtype}'") from None
-
-
-_registry = _DTypeRegistry()
-get_or_register_dtype = _registry.get_or_register_dtype
-
-
-def _fill_dtype_registry():
-    # The C names PyCUDA registers (compyte's fill_registry_with_c_types, respect_windows=True).
-    reg = get_or_register_dtype
-    reg("bool", np.bool_)
-    reg(["signed char", "char"], np.int8)
-    reg("unsigned char", np.uint8)
-    reg(["short", "signed short", "signed short int", "short signed int"], np.int16)
-    reg(["unsigned short", "unsigned short int", "short unsigned int"], np.uint16)
-    reg(["int", "signed int"], np.int32)
-    reg(["unsigned", "unsigned int"], np.uint32)
-    if struct.calcsize("@P") * 8 == 64:
-        i64 = "long long" if sys.platform == "win32" else "long"
-        reg([i64, f"{i64} int", f"signed {i64} int", f"{i64} signed int"], np.int64)
-        reg([f"unsigned {i64}", f"unsigned {i64} int", f"{i64} unsigned int"], np.uint64)
-        reg([f"unsigned {i64}"], np.uintp)
-    else:
-        reg(["unsigned"], np.uintp)
-    reg("float", np.float32)
-    reg("double", np.float64)
-    reg("pycuda::complex<float>", np.complex64)
-    reg("pycuda::complex<double>", np.complex128)
-
-
-_fill_dtype_registry()
-
-
-def register_dtype(dtype, c_names, alias_ok=False):
-    """Deprecated: use get_or_register_dtype."""
-    warnings.warn(
-        "register_dtype is deprecated. Use get_or_register_dtype instead.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    if isinstance(c_names, str):
-        c_names = [c_names]
-    dtype = np.dtype(dtype)
-    if not alias_ok and dtype in _registry.dtype_to_name:
-        raise RuntimeError(
-            f"dtype '{dtype}' already registered (as '{_registry.dtype_to_name[dtype]}', "
-            f"new names '{', '.join(c_names)}')"
-        )
-    get_or_register_dtype(c_names, dtype)
-
-
-def dtype_to_ctype(dtype, with_fp_tex_hack=False):
-    """The C type name of a dtype ("float", "unsigned int", "pycuda::complex<float>", ...)."""
-    if dtype is None:
-        raise ValueError("dtype may not be None")
-    dtype = np.dtype(dtype)
-    if with_fp_tex_hack:
-        hacked = {
-            np.dtype(np.float32): "fp_tex_float",
-            np.dtype(np.float64): "fp_tex_double",
-            np.dtype(np.complex64): "fp_tex_cfloat",
-            np.dtype(np.complex128): "fp_tex_cdouble",
-        }.get(dtype)
-        if hacked is not None:
-            return hacked
-    return _registry.dtype_to_ctype(dtype)
+# The registry lives in cuplug._dtypes (shared with the array layer); PyCUDA code imports it
+# from here.
+from cuplug._dtypes import (  # noqa: E402, F401  (re-exported)
+    TypeNameNotKnown,
+    _DTypeRegistry,
+    _registry,
+    dtype_to_ctype,
+    get_or_register_dtype,
+    register_dtype,
+)
 
 
 # }}}

@@ -21,5 +21,7 @@ void init_backends(py::module_ &m);
 void init_compiler(py::module_ &m);
 void init_pools(py::module_ &m);
 void init_python_allocators(py::module_ &m);
+void init_array(py::module_ &m);
+void init_dlpack(py::module_ &m); // array/dlpack.cpp: cuplug._core._dlpack
 
 } // namespace cuplug::python

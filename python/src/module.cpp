@@ -20,4 +20,6 @@ PYBIND11_MODULE(_core, m) {
   init_compiler(m);
   init_pools(m);
   init_python_allocators(m);
+  init_array(m);
+  init_dlpack(m);
 }

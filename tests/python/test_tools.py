@@ -27,8 +27,9 @@ from cuplug import tools
         (np.int64, "long"),
         (np.uint64, "unsigned long"),
         (np.bool_, "bool"),
-        (np.complex64, "pycuda::complex<float>"),
-        (np.complex128, "pycuda::complex<double>"),
+        (np.float16, "__half"),
+        (np.complex64, "cuda::std::complex<float>"),
+        (np.complex128, "cuda::std::complex<double>"),
     ],
 )
 def test_dtype_to_ctype(dtype, ctype):
@@ -40,7 +41,7 @@ def test_dtype_to_ctype_errors_and_tex_hack():
     with pytest.raises(ValueError, match="dtype may not be None"):
         tools.dtype_to_ctype(None)
     with pytest.raises(ValueError, match="unable to map dtype"):
-        tools.dtype_to_ctype(np.float16)
+        tools.dtype_to_ctype(np.dtype("S3"))
     assert tools.dtype_to_ctype(np.float32, with_fp_tex_hack=True) == "fp_tex_float"
     assert tools.dtype_to_ctype(np.complex128, with_fp_tex_hack=True) == "fp_tex_cdouble"
     assert tools.dtype_to_ctype(np.int32, with_fp_tex_hack=True) == "int"

@@ -1,0 +1,125 @@
+"""GPUArray: the C layout (ArrayBase: shape, strides, dtype, memory, operators) plus the methods
+of each concern, mixed in from transfers, indexing and methods."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cuplug import _core
+
+from .indexing import IndexingMixin
+from .methods import MethodsMixin
+from .transfers import TransferMixin
+
+__all__ = ["ArrayFlags", "GPUArray"]
+
+
+class ArrayFlags:
+    """PyCUDA's (compyte's) flags: c_contiguous, f_contiguous, forc."""
+
+    __slots__ = ("c_contiguous", "f_contiguous", "forc")
+
+    def __init__(self, ary):
+        self.c_contiguous = ary._c_contiguous
+        self.f_contiguous = ary._f_contiguous
+        self.forc = self.c_contiguous or self.f_contiguous
+
+    def __repr__(self):
+        return (
+            f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}\n"
+            f"  FORC : {self.forc}"
+        )
+
+
+class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, _core._array.ArrayBase):
+    """An n-dimensional array in device memory, PyCUDA's GPUArray with NumPy's semantics.
+
+    ``GPUArray(shape, dtype, allocator=None, base=None, gpudata=None, strides=None, order="C")``:
+    memory from ``allocator(nbytes)`` (a callable as in PyCUDA, e.g. a DeviceMemoryPool's
+    ``allocate``) or, with ``allocator=None``, from the array allocator backend (a caching pool
+    unless ``cuplug.use(allocator=...)`` chose one). ``gpudata`` wraps existing memory instead
+    (a DeviceAllocation, an int address, anything with ``__int__``); ``base`` keeps its owner
+    alive. Operators and functions broadcast as NumPy does, work on any strides, and take
+    NumPy's result dtypes; ``stream=`` arguments order the work on that stream.
+    """
+
+    __array_priority__ = 100
+    # NumPy operators hand over to ours (x * gpuarray calls GPUArray.__rmul__) instead of
+    # converting the array element by element.
+    __array_ufunc__ = None
+
+    @property
+    def flags(self):
+        return ArrayFlags(self)
+
+    @property
+    def T(self):  # noqa: N802 (NumPy's name)
+        return self.transpose()
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __bool__(self):
+        if self.size == 1:
+            return bool(self.get().reshape(()))
+        if self.size == 0:
+            raise ValueError("The truth value of an empty array is ambiguous.")
+        raise ValueError(
+            "The truth value of an array with more than one element is ambiguous. "
+            "Use a.any() or a.all()"
+        )
+
+    def __index__(self):
+        if self.size != 1 or self.dtype.kind not in "iub":
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self.get().reshape(()))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
+
+    def _scalar(self, what):
+        if self.size != 1:
+            raise TypeError(f"only size-1 arrays can be converted to Python scalars ({what})")
+        return self.get().reshape(())[()]
+
+    def __repr__(self):
+        return repr(self.get())
+
+    def __str__(self):
+        return str(self.get())
+
+    def __reduce__(self):
+        from .transfers import to_gpu
+
+        return (to_gpu, (self.get(),))
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __matmul__(self, other):
+        return NotImplemented
+
+    def __getstate__(self):  # pragma: no cover - pickling goes through __reduce__
+        raise TypeError("GPUArray pickles through __reduce__")
+
+
+_core._array.set_result_type(GPUArray)
+
+
+def _is_array(x):
+    return isinstance(x, _core._array.ArrayBase)
+
+
+def _as_dtype(dtype):
+    return np.dtype(dtype)

@@ -1,0 +1,116 @@
+"""The elementwise engine's Python side: a :class:`Kernel` is one operation over fixed argument
+dtypes. Launching it (C++, ``_core._array.ElementwiseCore``) broadcasts the vector operands,
+collapses dimensions, picks the access classes, vector width and index width, and looks the
+kernel up by (layout, context); on a miss it calls back here to generate the source
+(cuplug._codegen.elementwise), compile it through the selected compiler backend and the compile
+cache (cuplug.compiler.SourceModule), and load it through the launcher backend.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cuplug import _core
+from cuplug import config as _config
+from cuplug._codegen import elementwise as _cg
+
+__all__ = ["Arg", "Kernel", "Layout"]
+
+Arg = _cg.Arg
+Layout = _cg.Layout
+
+
+def _compile_options(args, options):
+    opts = list(options or ())
+    if any(np.dtype(a.dtype).kind == "c" for a in args):
+        # <cuda/std/complex> costs most of a complex kernel's compile; NVRTC's automatic
+        # precompiled header makes every later complex kernel of the process cheap.
+        try:
+            backend = _config.selected("compiler").name
+        except Exception:  # pragma: no cover - no config: compile will say why
+            backend = None
+        if backend == "nvrtc":
+            opts += ["-pch", "--pch-messages=false"]
+    return opts
+
+
+class Kernel:
+    """An elementwise operation: ``Kernel(args, "z[i] = a*x[i] + b*y[i]", "axpbyz")``.
+
+    ``args``: :class:`Arg` (name, dtype, vector) in parameter order. ``raw``: names of vector
+    arguments passed as bare pointers (indexed by the operation itself, ``a[idx[i]]``: not
+    broadcast; they must be C-contiguous). ``options``: compiler options. Calling it launches:
+    ``kernel(*operands, stream=None, shape=None)``, GPUArrays for vectors (any strides and
+    broadcastable shapes, written ones of the broadcast shape), numbers for scalars (cast to
+    the declared dtype as NumPy casts Python scalars: out-of-range ints raise OverflowError).
+    """
+
+    def __init__(
+        self,
+        args,
+        operation,
+        name="kernel",
+        preamble="",
+        loop_prep="",
+        after_loop="",
+        options=None,
+        raw=(),
+    ):
+        self.args = [a if isinstance(a, Arg) else Arg(*a) for a in args]
+        self.operation = operation
+        self.name = name
+        self.preamble = preamble
+        self.loop_prep = loop_prep
+        self.after_loop = after_loop
+        self.raw = frozenset(raw)
+        self.options = _compile_options(self.args, options)
+        names = [a.name for a in self.args if a.vector and a.name not in self.raw]
+        info = _cg.analyze(operation, names)
+        raw_written = _cg.analyze(operation, sorted(self.raw)).written if self.raw else ()
+        self.info = info
+        specs = [
+            (
+                a.name,
+                a.dtype,
+                a.vector,
+                a.vector and (a.name in info.written or a.name in raw_written),
+                a.name in self.raw,
+            )
+            for a in self.args
+        ]
+        self.core = _core._array.ElementwiseCore(
+            specs,
+            self._generate,
+            name,
+            keep_order=info.uses_index or bool(info.other_subscripts),
+            vectorizable=info.vectorizable,
+            any_layout=info.any_layout,
+        )
+
+    def __call__(self, *operands, stream=None, shape=None):
+        self.core(*operands, stream=stream, shape=shape)
+
+    def plan(self, *operands, shape=None):
+        """The layout a launch over these operands would use (a dict; no device needed)."""
+        return self.core.plan(*operands, shape=shape)
+
+    def source(self, layout):
+        """(source, entry name) for a :class:`Layout` (or its classes string)."""
+        if isinstance(layout, str):
+            layout = Layout(layout)
+        return _cg.generate(
+            self.args,
+            self.operation,
+            f"{self.name}_{layout.key}",
+            layout,
+            self.preamble,
+            self.loop_prep,
+            self.after_loop,
+        )
+
+    def _generate(self, classes, ndim, vec, index64):
+        from cuplug.compiler import SourceModule
+
+        source, entry = self.source(Layout(classes, ndim=ndim, vec=vec, index64=index64))
+        module = SourceModule(source, no_extern_c=True, options=self.options)
+        return module.get_function(entry)

@@ -1,0 +1,480 @@
+"""GPUArray <-> other libraries without copies: DLPack, the CUDA Array Interface, NumPy.
+
+Exporting (GPUArray's ``__dlpack__``, ``__dlpack_device__``, ``__cuda_array_interface__``,
+``__array__``; :class:`ArrayInterop` carries them) and importing (:func:`from_dlpack`,
+:func:`asarray`) need of an array only ``shape``, ``dtype``, ``strides`` (bytes), ``ptr``,
+``get()`` and ``copy()``, and of ``cuplug.gpuarray`` the ``GPUArray(shape, dtype,
+gpudata=, strides=, base=)`` constructor and ``to_gpu``.
+
+Streams: cuplug's operations run on the stream they are given (None: the legacy default
+stream). An exported array names that stream (``stream`` of the CUDA Array Interface) or makes
+the consumer's stream wait for it (``__dlpack__(stream=...)``) with an event, never blocking the
+host; an import makes the importing stream wait for the producer's the same way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _core
+
+_dl = _core._dlpack
+
+# DLDeviceType values (DLPack's dlpack.h).
+kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged = 1, 2, 3, 13
+_DEVICE_NAMES = {
+    kDLCPU: "CPU",
+    kDLCUDA: "CUDA",
+    kDLCUDAHost: "CUDA pinned host",
+    kDLCUDAManaged: "CUDA managed",
+}
+# Memory a CUDA kernel may read through its pointer (pinned host memory through UVA).
+_CUDA_READABLE = (kDLCUDA, kDLCUDAManaged, kDLCUDAHost)
+
+# DLDataTypeCode values by NumPy dtype kind, and back.
+_CODE_OF_KIND = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
+_KIND_OF_CODE = {code: kind for kind, code in _CODE_OF_KIND.items()}
+_CODE_NAMES = {
+    0: "int",
+    1: "uint",
+    2: "float",
+    3: "opaque handle",
+    4: "bfloat",
+    5: "complex",
+    6: "bool",
+}
+
+# The newest DLPack ABI this module speaks.
+DLPACK_VERSION = (_dl.MAJOR_VERSION, _dl.MINOR_VERSION)
+
+# DLPack and CUDA Array Interface stream values for the legacy default stream.
+_LEGACY_STREAM = 1
+
+
+def dlpack_dtype(dtype) -> tuple[int, int, int]:
+    """(code, bits, lanes) of a NumPy dtype; BufferError for what DLPack cannot describe."""
+    dtype = np.dtype(dtype)
+    code = _CODE_OF_KIND.get(dtype.kind)
+    if code is None or dtype.fields is not None or dtype.subdtype is not None:
+        raise BufferError(
+            f"dtype {dtype} has no DLPack equivalent: DLPack carries bool, integer, float and "
+            "complex elements only"
+        )
+    if not dtype.isnative:
+        raise BufferError(f"dtype {dtype.str} is not in the native byte order, which DLPack needs")
+    return code, dtype.itemsize * 8, 1
+
+
+def numpy_dtype(code: int, bits: int, lanes: int) -> np.dtype:
+    """The NumPy dtype of a DLDataType; BufferError naming it when NumPy has none."""
+    kind = _KIND_OF_CODE.get(code)
+    name = f"{_CODE_NAMES.get(code, f'code {code}')}{bits}"
+    if lanes != 1:
+        raise BufferError(f"DLPack dtype {name}x{lanes} is a vector type; cuplug reads lanes=1")
+    if kind is None or bits % 8:
+        raise BufferError(f"DLPack dtype {name} has no NumPy equivalent")
+    try:
+        dtype = np.dtype(f"{kind}{bits // 8}") if kind != "b" else np.dtype(np.bool_)
+    except TypeError:
+        raise BufferError(f"DLPack dtype {name} has no NumPy equivalent") from None
+    if kind == "b" and bits != 8:
+        raise BufferError(f"DLPack dtype {name}: booleans must be 8 bits")
+    return dtype
+
+
+def stream_handle(stream) -> int:
+    """The CUstream of None (0, the legacy default), a Stream, an int handle or an object with
+    ``__cuda_stream__``."""
+    return _dl.stream_handle(stream)
+
+
+def _protocol_stream(handle: int) -> int:
+    """A CUstream as DLPack and the CUDA Array Interface write it (0 is not allowed there)."""
+    return _LEGACY_STREAM if handle == 0 else handle
+
+
+def array_stream(array) -> int:
+    """The stream handle of the array's pending work: the stream its last operation ran on where
+    the array records one (``_stream``), else the legacy default stream."""
+    return stream_handle(getattr(array, "_stream", None))
+
+
+def _byte_strides(array) -> tuple[int, ...]:
+    return tuple(int(s) for s in array.strides)
+
+
+def _is_c_contiguous(shape, strides, itemsize) -> bool:
+    expected = itemsize
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent > 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+def _ptr(array) -> int:
+    return 0 if array.size == 0 else int(array.ptr or 0)
+
+
+# {{{ export
+
+
+def cuda_array_interface(array) -> dict:
+    """Version 3 of the CUDA Array Interface: ``stream`` is the stream the consumer must order
+    its work after (1: the legacy default stream)."""
+    dtype = array.dtype
+    shape = tuple(int(n) for n in array.shape)
+    strides = _byte_strides(array)
+    return {
+        "shape": shape,
+        "typestr": dtype.str,
+        "descr": dtype.descr if dtype.fields is not None else [("", dtype.str)],
+        "data": (_ptr(array), False),
+        "strides": None if _is_c_contiguous(shape, strides, dtype.itemsize) else strides,
+        "stream": _protocol_stream(array_stream(array)),
+        "version": 3,
+    }
+
+
+def dlpack_device(array) -> tuple[int, int]:
+    """(kDLCUDA, device ordinal) of the array's memory. Managed memory is kDLCUDA too (usable
+    as device memory there; consumers that do not know kDLCUDAManaged still take it)."""
+    ordinal, _managed = _dl.pointer_device(_ptr(array))
+    return kDLCUDA, int(ordinal)
+
+
+def _check_dl_device(dl_device, own) -> bool:
+    """True when dl_device asks for the host (a copy), False for the array's own device."""
+    try:
+        device_type, device_id = (int(v) for v in dl_device)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"dl_device must be a (device_type, device_id) pair, got {dl_device!r}"
+        ) from None
+    if (device_type, device_id) == own:
+        return False
+    if device_type == kDLCPU:
+        return True
+    raise BufferError(
+        f"cannot export to device {_DEVICE_NAMES.get(device_type, device_type)}:{device_id}; "
+        f"the array lives on CUDA:{own[1]} (the CPU, by copy, is the only other choice)"
+    )
+
+
+def _wants_versioned(max_version) -> bool:
+    if max_version is None:
+        return False
+    try:
+        major = int(max_version[0])
+    except (TypeError, ValueError, IndexError):
+        raise TypeError(f"max_version must be a (major, minor) pair, got {max_version!r}") from None
+    return major >= 1
+
+
+def dlpack(array, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """``__dlpack__``: a capsule over the array's memory (zero-copy unless copy=True or
+    dl_device is the CPU). stream: the consumer's stream (None or 1: legacy default, 2:
+    per-thread default, other ints: a CUstream, -1: no ordering); it is made to wait for the
+    array's pending work. max_version >= (1, 0) gives a 'dltensor_versioned' capsule, else the
+    legacy 'dltensor' one."""
+    if stream == 0:
+        raise ValueError(
+            "__dlpack__(stream=0) is ambiguous (DLPack forbids it): pass 1 for the legacy default "
+            "stream, 2 for the per-thread default stream, or the stream's handle"
+        )
+    versioned = _wants_versioned(max_version)
+    if copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"copy must be True, False or None, got {copy!r}")
+    own = dlpack_device(array)
+    to_host = dl_device is not None and _check_dl_device(dl_device, own)
+    flags = 0
+    if to_host:
+        if copy is False:
+            raise BufferError(
+                "a GPUArray reaches the CPU only by a copy, and copy=False forbids it"
+            )
+        host = np.ascontiguousarray(array.get())
+        flags = _dl.FLAG_IS_COPIED if versioned else 0
+        return _export(
+            host,
+            host.ctypes.data if host.size else 0,
+            host.shape,
+            host.strides,
+            host.dtype,
+            (kDLCPU, 0),
+            versioned,
+            flags,
+        )
+    if stream is not None and stream != -1:
+        _dl.stream_wait(array_stream(array), stream)
+    source = array
+    if copy:
+        source = array.copy()
+        flags = _dl.FLAG_IS_COPIED if versioned else 0
+    return _export(
+        source,
+        _ptr(source),
+        source.shape,
+        _byte_strides(source),
+        source.dtype,
+        own,
+        versioned,
+        flags,
+    )
+
+
+def _export(owner, ptr, shape, byte_strides, dtype, device, versioned, flags):
+    code_bits_lanes = dlpack_dtype(dtype)
+    itemsize = np.dtype(dtype).itemsize
+    strides = []
+    for s in byte_strides:
+        if s % itemsize:
+            raise BufferError(
+                f"strides {tuple(byte_strides)} (bytes) are not multiples of the item size "
+                f"{itemsize}; DLPack counts strides in elements"
+            )
+        strides.append(s // itemsize)
+    return _dl.export_capsule(
+        owner,
+        ptr,
+        tuple(int(n) for n in shape),
+        tuple(strides),
+        code_bits_lanes,
+        device,
+        versioned,
+        flags,
+    )
+
+
+def to_numpy(array, dtype=None, copy=None):
+    """``__array__``: the array's contents in a new NumPy array (always a copy)."""
+    if copy is False:
+        raise ValueError(
+            "a GPUArray cannot become a NumPy array without a copy (device memory); "
+            "pass copy=None or True, or use .get()"
+        )
+    host = array.get()
+    if dtype is not None and np.dtype(dtype) != host.dtype:
+        host = host.astype(dtype)
+    return host
+
+
+class ArrayInterop:
+    """The exchange protocols as methods; GPUArray inherits them."""
+
+    @property
+    def __cuda_array_interface__(self):
+        return cuda_array_interface(self)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        return dlpack_device(self)
+
+    def __array__(self, dtype=None, copy=None):
+        return to_numpy(self, dtype, copy)
+
+
+# }}}
+
+# {{{ import
+
+
+def _gpuarray():
+    from .. import gpuarray  # late: gpuarray imports this module
+
+    return gpuarray
+
+
+def _wrap(shape, dtype, ptr, byte_strides, owner):
+    ga = _gpuarray()
+    return ga.GPUArray(
+        tuple(shape), dtype, gpudata=ptr if ptr else None, strides=tuple(byte_strides), base=owner
+    )
+
+
+def _c_strides(shape, itemsize) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(int(extent), 1)
+    return tuple(reversed(strides))
+
+
+def _finish(view, readonly, copy, what):
+    """Applies the copy rule: copy=True always copies; read-only memory (which a GPUArray
+    cannot protect) is copied for copy=None and refused for copy=False."""
+    if copy or (readonly and copy is None):
+        return view.copy()
+    if readonly:
+        raise BufferError(
+            f"{what} is read-only and a GPUArray is always writable; pass "
+            "copy=None or copy=True for a writable copy"
+        )
+    return view
+
+
+def _call_dlpack(x, stream):
+    """x.__dlpack__ asked for a versioned capsule, falling back for producers that predate
+    DLPack 1.0 (no max_version keyword)."""
+    try:
+        return x.__dlpack__(stream=stream, max_version=DLPACK_VERSION)
+    except TypeError:
+        pass
+    try:
+        return x.__dlpack__(stream=stream)
+    except TypeError:
+        return x.__dlpack__()
+
+
+def from_dlpack(x, *, device=None, copy=None, stream=None):
+    """A GPUArray sharing x's memory (CuPy, PyTorch, JAX, Numba arrays, any ``__dlpack__``
+    producer), ordered after x's pending work on ``stream`` (None: the legacy default stream).
+    Host (CPU) arrays are copied to the device unless copy=False. copy=True always copies."""
+    if device is not None and device not in ("cuda", "gpu"):
+        raise ValueError(
+            f"device must be None or 'cuda' (cuplug arrays live on a GPU), got {device!r}"
+        )
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
+    if hasattr(x, "__dlpack_device__"):
+        device_type = int(x.__dlpack_device__()[0])
+        if device_type == kDLCPU:
+            if copy is False:
+                raise BufferError(
+                    f"{type(x).__name__} lives in host memory; reaching the GPU needs a copy, "
+                    "which copy=False forbids"
+                )
+            return _gpuarray().to_gpu(np.ascontiguousarray(np.from_dlpack(x)))
+    consumer = stream_handle(stream)
+    capsule = _call_dlpack(x, _protocol_stream(consumer))
+    return _from_capsule(capsule, copy, type(x).__name__)
+
+
+def _from_capsule(capsule, copy, what):
+    tensor = _dl.Imported(capsule)  # owns the tensor now; its end calls the producer's deleter
+    device_type, _device_id = tensor.device
+    if device_type not in _CUDA_READABLE:
+        name = _DEVICE_NAMES.get(device_type, f"device type {device_type}")
+        raise BufferError(f"{what} lives on {name} memory, which a CUDA kernel cannot read")
+    dtype = numpy_dtype(*tensor.dtype)
+    shape = tensor.shape
+    if tensor.strides is None:
+        byte_strides = _c_strides(shape, dtype.itemsize)
+    else:
+        byte_strides = tuple(s * dtype.itemsize for s in tensor.strides)
+    readonly = bool(tensor.flags & _dl.FLAG_READ_ONLY)
+    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    view = _wrap(shape, dtype, tensor.ptr if size else 0, byte_strides, tensor)
+    return _finish(view, readonly, copy, what)
+
+
+def from_cuda_array_interface(obj, *, copy=None, stream=None):
+    """A GPUArray over obj's ``__cuda_array_interface__`` (versions 0-3), keeping obj alive;
+    ordered after the producer's ``stream`` on ``stream`` (None: the legacy default)."""
+    cai = obj.__cuda_array_interface__
+    what = type(obj).__name__
+    try:
+        shape = tuple(int(n) for n in cai["shape"])
+        ptr, readonly = cai["data"]
+        typestr = cai["typestr"]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{what}.__cuda_array_interface__ is malformed ({e!r}): {cai!r}") from None
+    if cai.get("mask") is not None:
+        raise BufferError(f"{what} has a mask; masked CUDA arrays are not supported")
+    descr = cai.get("descr")
+    dtype = np.dtype(descr if descr and len(descr) > 1 else typestr)
+    if not dtype.isnative:
+        raise BufferError(f"{what} has dtype {dtype.str}, not in the native byte order")
+    strides = cai.get("strides")
+    byte_strides = (
+        tuple(int(s) for s in strides) if strides is not None else _c_strides(shape, dtype.itemsize)
+    )
+    producer = cai.get("stream") if cai.get("version", 0) >= 3 else None
+    if producer == 0:
+        raise ValueError(
+            f"{what}.__cuda_array_interface__ gives stream 0, which the protocol "
+            "forbids (1 is the legacy default stream)"
+        )
+    if producer is not None:
+        _dl.stream_wait(int(producer), stream)
+    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    view = _wrap(shape, dtype, int(ptr or 0) if size else 0, byte_strides, obj)
+    return _finish(view, bool(readonly), copy, what)
+
+
+def _cuda_dlpack_device(obj):
+    """obj's DLPack device type when it has one and is CUDA-readable, else None."""
+    getter = getattr(obj, "__dlpack_device__", None)
+    if getter is None or not hasattr(obj, "__dlpack__"):
+        return None
+    try:
+        device_type = int(getter()[0])
+    except Exception:  # noqa: BLE001 - an odd producer: try the other protocols
+        return None
+    return device_type if device_type in _CUDA_READABLE else None
+
+
+def asarray(obj, dtype=None, *, copy=None, stream=None):
+    """A GPUArray of obj: itself for a GPUArray; the same memory for device arrays of other
+    libraries (``__dlpack__``, else ``__cuda_array_interface__``); a copy to the device for
+    anything NumPy can read. dtype other than obj's converts (a copy)."""
+    ga = _gpuarray()
+    if isinstance(obj, ga.GPUArray):
+        result = obj.copy() if copy else obj
+    elif _cuda_dlpack_device(obj) is not None:
+        result = from_dlpack(obj, copy=copy, stream=stream)
+    elif hasattr(obj, "__cuda_array_interface__"):
+        result = from_cuda_array_interface(obj, copy=copy, stream=stream)
+    else:
+        if copy is False:
+            raise ValueError(
+                f"{type(obj).__name__} is not device memory; making a GPUArray of it needs a "
+                "copy, which copy=False forbids"
+            )
+        return ga.to_gpu(np.ascontiguousarray(np.asarray(obj, dtype=dtype)))
+    if dtype is not None and np.dtype(dtype) != result.dtype:
+        if copy is False:
+            raise ValueError(
+                f"converting {result.dtype} to {np.dtype(dtype)} needs a copy, "
+                "which copy=False forbids"
+            )
+        result = result.astype(dtype)
+    return result
+
+
+# }}}
+
+
+def install():
+    """Gives GPUArray the protocols and cuplug.gpuarray asarray/from_dlpack where they do not
+    have them yet. The array layer should mix ArrayInterop into GPUArray and re-export the two
+    functions; until it does, cuplug.cumath and cuplug.elementwise call this at import.
+    Idempotent."""
+    from .. import gpuarray
+
+    cls = gpuarray.GPUArray
+    if not issubclass(cls, ArrayInterop):
+        for name in ("__cuda_array_interface__", "__dlpack__", "__dlpack_device__", "__array__"):
+            setattr(cls, name, ArrayInterop.__dict__[name])
+    for name, value in (("asarray", asarray), ("from_dlpack", from_dlpack)):
+        if not hasattr(gpuarray, name):
+            setattr(gpuarray, name, value)
+
+
+__all__ = [
+    "DLPACK_VERSION",
+    "ArrayInterop",
+    "asarray",
+    "cuda_array_interface",
+    "dlpack",
+    "dlpack_device",
+    "dlpack_dtype",
+    "from_cuda_array_interface",
+    "from_dlpack",
+    "install",
+    "numpy_dtype",
+    "stream_handle",
+    "to_numpy",
+]

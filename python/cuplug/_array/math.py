@@ -1,0 +1,230 @@
+"""Elementwise arithmetic: how an operation over given operand kinds and dtypes becomes a kernel
+(the resolver C++ calls once per combination), and the functions of cuplug.gpuarray built on
+``_core._array.apply``: minimum, maximum, where, if_positive, logical_*, clip, ...
+
+Every result dtype is NumPy's: ``ufunc.resolve_dtypes`` with Python scalars weak.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cuplug import _core, _dtypes
+from cuplug._codegen import ufuncs as _uf
+
+from .engine import Arg, Kernel
+
+_apply = _core._array.apply
+
+__all__ = [
+    "apply",
+    "clip",
+    "if_positive",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "where",
+]
+
+_kernels = {}
+
+
+def _operand_type(descr):
+    """What NumPy's resolution takes for a descriptor C++ passes: an array's dtype, a NumPy
+    scalar's dtype ("scalar", dtype), or a Python type (weak)."""
+    if isinstance(descr, tuple):
+        return np.dtype(descr[1]), True
+    if isinstance(descr, type):
+        return descr, True
+    return np.dtype(descr), False
+
+
+def _check_supported(name, dtypes):
+    for dt in dtypes:
+        if isinstance(dt, np.dtype):
+            try:
+                _dtypes.code_of(dt)
+            except TypeError as e:
+                raise TypeError(f"{name}: {e}") from None
+
+
+def _loops(name, types):
+    """NumPy's (input loop dtypes, output loop dtype) for `name` over `types`."""
+    if name in ("_copy", "_fill"):
+        t = types[0]
+        return [t if isinstance(t, np.dtype) else None], None
+    if name == "where":
+        res = _dtypes.result_type(*types[1:])
+        return [np.dtype(np.bool_), res, res], res
+    ufunc, nin, _ = _uf.OPS[name]
+    if len(types) != nin:
+        raise TypeError(f"{name} takes {nin} operands, got {len(types)}")
+    loop = _dtypes.resolve_ufunc(ufunc, types)
+    return list(loop[:nin]), loop[nin]
+
+
+def _resolve(name, descriptors, out_dtype):
+    """C++'s dispatch miss: (ElementwiseCore, result dtype) for `name` over operands described by
+    `descriptors`, written to an array of `out_dtype` (None: a new array of NumPy's result
+    dtype). Raises TypeError for dtypes or combinations NumPy (or arrays) do not support."""
+    if name not in _uf.OPS and name not in ("_copy", "_fill", "where"):
+        raise TypeError(f"unknown elementwise operation {name!r}")
+    kinds = [_operand_type(d) for d in descriptors]
+    types = [t for t, _ in kinds]
+    scalar = [s for _, s in kinds]
+    _check_supported(name, types + ([np.dtype(out_dtype)] if out_dtype is not None else []))
+    loop_in, loop_out = _loops(name, types)
+    for dt in list(loop_in) + [loop_out]:
+        if dt is not None:
+            _check_supported(name, [np.dtype(dt)])
+
+    if name in ("_copy", "_fill"):
+        if out_dtype is None:
+            if not isinstance(types[0], np.dtype):
+                raise TypeError(f"{name}: needs out= for a scalar")
+            out_dtype = types[0]
+        result = np.dtype(out_dtype)
+        src = types[0] if isinstance(types[0], np.dtype) else result
+        loop_in = [src]
+    else:
+        if out_dtype is None:
+            result = np.dtype(loop_out)
+        else:
+            result = np.dtype(out_dtype)
+            if not np.can_cast(loop_out, result, "same_kind"):
+                # NumPy's UFuncTypeError text.
+                raise TypeError(
+                    f"Cannot cast ufunc '{name}' output from {np.dtype(loop_out)!r} to "
+                    f"{result!r} with casting rule 'same_kind'"
+                )
+    # Arrays arrive in their own dtype; scalars are converted on the host to the loop dtype.
+    arrive = [t if not s else np.dtype(li) for t, s, li in zip(types, scalar, loop_in)]
+    key = (name, tuple(arrive), tuple(scalar), result, tuple(map(str, loop_in)), str(loop_out))
+    kernel = _kernels.get(key)
+    if kernel is None:
+        statement, preamble = _uf.operation(name, arrive, scalar, loop_in, loop_out, result)
+        args = [Arg("z", result, True)]
+        for k, (dt, s) in enumerate(zip(arrive, scalar)):
+            args.append(Arg(f"s{k}" if s else f"x{k}", dt, not s))
+        tag = "_".join(np.dtype(a.dtype).char for a in args)
+        kernel = Kernel(args, statement, f"cuplug_{name.strip('_')}_{tag}", preamble=preamble)
+        _kernels[key] = kernel
+    return kernel.core, result
+
+
+_COMPARISONS = {
+    "equal": lambda big: False,
+    "not_equal": lambda big: True,
+    "less": lambda big: big,
+    "less_equal": lambda big: big,
+    "greater": lambda big: not big,
+    "greater_equal": lambda big: not big,
+}
+
+
+def _fallback(name, operands, out, stream, error):
+    """What C++ does not cache: comparisons with a Python int out of the array dtype's range
+    (NumPy 2 answers them without converting it) and NumPy 1.x's value-based promotion."""
+    from .creation import _full_like_shape
+
+    if error is not None:
+        if name in _COMPARISONS and len(operands) == 2:
+            arrays = [x for x in operands if hasattr(x, "_type_code")]
+            ints = [x for x in operands if isinstance(x, int) and not isinstance(x, bool)]
+            if len(arrays) == 1 and len(ints) == 1:
+                big = ints[0] > 0
+                if operands[0] is ints[0] and name not in ("equal", "not_equal"):
+                    big = not big  # the int is on the left: a > x means x < a
+                value = _COMPARISONS[name](big)
+                return _full_like_shape(arrays[0], value, np.bool_, out, stream)
+        raise error
+    # NumPy 1.x: weak scalars take the dtype value-based promotion gives them.
+    arrays = [x for x in operands if hasattr(x, "_type_code")]
+    converted = []
+    for x in operands:
+        if _dtypes.is_weak_scalar(x):
+            dt = np.result_type(*[a.dtype for a in arrays], x) if arrays else np.result_type(x)
+            converted.append(np.array(x, dtype=dt)[()])
+        else:
+            converted.append(x)
+    return _apply(name, tuple(converted), out, stream)
+
+
+_core._array.set_dispatch(_resolve, _fallback, not _dtypes.NEP50)
+
+
+# ---- functions ----------------------------------------------------------------------------------
+
+
+def broadcast_shape(*arrays):
+    """NumPy's broadcast shape of the arrays' shapes; ValueError naming shapes and dtypes."""
+    try:
+        return np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = " and ".join(f"{a.shape} {a.dtype}" for a in arrays)
+        raise ValueError(f"operands could not be broadcast together with shapes {shapes}") from None
+
+
+def apply(name, *operands, out=None, stream=None):
+    """The elementwise operation `name` (a NumPy ufunc name: "add", "maximum", "isnan", ...)
+    over GPUArrays and scalars, with NumPy's broadcasting and result dtype."""
+    return _apply(name, operands, out, stream)
+
+
+def _binary(name, doc):
+    def f(a, b, out=None, stream=None):
+        return _apply(name, (a, b), out, stream)
+
+    f.__name__ = name
+    f.__doc__ = doc
+    return f
+
+
+minimum = _binary("minimum", "Elementwise minimum (NaN-propagating, as numpy.minimum).")
+maximum = _binary("maximum", "Elementwise maximum (NaN-propagating, as numpy.maximum).")
+
+
+def logical_and(x1, x2, /, out=None, *, allocator=None, stream=None):
+    """Elementwise truth of x1 and x2 (bool result)."""
+    return _apply("logical_and", (x1, x2), out, stream)
+
+
+def logical_or(x1, x2, /, out=None, *, allocator=None, stream=None):
+    """Elementwise truth of x1 or x2 (bool result)."""
+    return _apply("logical_or", (x1, x2), out, stream)
+
+
+def logical_xor(x1, x2, /, out=None, *, allocator=None, stream=None):
+    """Elementwise truth of x1 xor x2 (bool result)."""
+    return _apply("logical_xor", (x1, x2), out, stream)
+
+
+def logical_not(x, /, out=None, *, allocator=None, stream=None):
+    """Elementwise negated truth of x (bool result)."""
+    return _apply("logical_not", (x,), out, stream)
+
+
+def where(criterion, then_, else_, out=None, stream=None):
+    """then_ where criterion is nonzero, else else_; broadcast, result dtype
+    numpy.result_type(then_, else_)."""
+    return _apply("where", (criterion, then_, else_), out, stream)
+
+
+def if_positive(criterion, then_, else_, out=None, stream=None):
+    """then_ where criterion > 0, else else_ (broadcast as numpy.where)."""
+    positive = _apply("greater", (criterion, 0), None, stream)
+    return _apply("where", (positive, then_, else_), out, stream)
+
+
+def clip(a, a_min, a_max, out=None, stream=None):
+    """a limited to [a_min, a_max] (numpy.clip; NaNs propagate)."""
+    if a_min is None and a_max is None:
+        raise ValueError("clip: at least one of a_min and a_max must be given")
+    if a_min is None:
+        return _apply("minimum", (a, a_max), out, stream)
+    if a_max is None:
+        return _apply("maximum", (a, a_min), out, stream)
+    return _apply("clip", (a, a_min, a_max), out, stream)

@@ -1,0 +1,167 @@
+"""GPUArray methods that compute: fill, astype, mul_add, conj, real, imag, reverse, round,
+clip (the operators themselves are C slots of ArrayBase)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cuplug import _core, _dtypes
+
+from .engine import Arg, Kernel
+
+__all__ = ["MethodsMixin"]
+
+_apply = _core._array.apply
+_kernels = {}
+
+
+def _mul_add_kernel(dx, dy, dz):
+    key = ("mul_add", dx, dy, dz)
+    k = _kernels.get(key)
+    if k is None:
+        from cuplug._codegen.ufuncs import load, store
+
+        expr = (
+            f"{load('a', dz, dz)} * {load('x[i]', dx, dz)} + "
+            f"{load('b', dz, dz)} * {load('y[i]', dy, dz)}"
+        )
+        args = [
+            Arg("z", dz, True),
+            Arg("a", dz, False),
+            Arg("x", dx, True),
+            Arg("b", dz, False),
+            Arg("y", dy, True),
+        ]
+        name = f"cuplug_mul_add_{np.dtype(dx).char}{np.dtype(dy).char}{np.dtype(dz).char}"
+        k = Kernel(args, f"z[i] = {store(expr, dz, dz)};", name)
+        _kernels[key] = k
+    return k
+
+
+def _round_kernel(dtype, decimals):
+    dtype = np.dtype(dtype)
+    key = ("round", dtype, decimals)
+    k = _kernels.get(key)
+    if k is None:
+        from cuplug._codegen.ufuncs import load, store
+
+        # NumPy's around: rint(x * 10**d) / 10**d (d < 0: rint(x / 10**-d) * 10**-d), computed
+        # in the dtype (float16 through float); integers through double.
+        loop = dtype if dtype.kind in "fc" else np.dtype(np.float64)
+        f = 10.0 ** abs(decimals)
+        mul, div = ("*", "/") if decimals >= 0 else ("/", "*")
+        x = load("x[i]", dtype, loop)
+        if loop.kind == "c":
+            ct = _dtypes.ctype(loop)
+            r = f"{ct}(rint(({x}).real() {mul} f) {div} f, rint(({x}).imag() {mul} f) {div} f)"
+            fdt = np.float32 if loop.itemsize == 8 else np.float64
+        else:
+            r = f"(rint(({x}) {mul} f) {div} f)"
+            fdt = np.float32 if loop.itemsize <= 4 else np.float64
+        k = Kernel(
+            [Arg("z", dtype, True), Arg("x", dtype, True), Arg("f", fdt, False)],
+            f"z[i] = {store(r, loop, dtype)};",
+            f"cuplug_round_{dtype.char}",
+        )
+        k.factor = f
+        _kernels[key] = k
+    return k
+
+
+class MethodsMixin:
+    def fill(self, value, stream=None):
+        """Sets every element to `value` (cast to the dtype); returns self."""
+        _apply("_fill", (value,), self, stream)
+        return self
+
+    def astype(self, dtype, stream=None):
+        """A copy converted to `dtype` (NumPy's unsafe cast); the same dtype gives a copy."""
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self.copy(stream=stream)
+        result = self._new_like(dtype)
+        _apply("_copy", (self,), result, stream)
+        return result
+
+    def _new_like(self, dtype=None, shape=None):
+        """An empty array like self (memory order kept when the shape is the same)."""
+        from .transfers import compact_strides
+
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
+        if shape is None or tuple(shape) == self.shape:
+            strides = compact_strides(self.shape, self.strides, dtype.itemsize)
+            return type(self)(self.shape, dtype, allocator=self.allocator, strides=strides)
+        return type(self)(shape, dtype, allocator=self.allocator)
+
+    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None, out=None):
+        """selffac * self + otherfac * other, in the result dtype NumPy gives that expression
+        (broadcast)."""
+        dz = _dtypes.result_type(self, other, selffac, otherfac)
+        k = _mul_add_kernel(self.dtype, other.dtype, dz)
+        if out is None:
+            from .math import broadcast_shape
+
+            out = self._new_like(dz, broadcast_shape(self, other))
+        k(out, selffac, self, otherfac, other, stream=stream)
+        return out
+
+    def conj(self, out=None, stream=None):
+        """The complex conjugate (a copy for real arrays)."""
+        if self.dtype.kind != "c" and out is None:
+            return self.copy(stream=stream)
+        return _apply("conjugate", (self,), out, stream)
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        """The real part: a new array for complex dtypes, self for real ones (as PyCUDA)."""
+        if self.dtype.kind != "c":
+            return self
+        part = self._view(self.shape, self.strides, 0, _real_dtype(self.dtype))
+        return part.copy()
+
+    @property
+    def imag(self):
+        """The imaginary part: a new array for complex dtypes, zeros for real ones."""
+        if self.dtype.kind != "c":
+            from .creation import zeros_like
+
+            return zeros_like(self)
+        rd = _real_dtype(self.dtype)
+        part = self._view(self.shape, self.strides, rd.itemsize, rd)
+        return part.copy()
+
+    def reverse(self, stream=None):
+        """The elements in reverse order of the flattened (C-order) array, same shape."""
+        flat = self.reshape(self.size)
+        result = type(self)(self.shape, self.dtype, allocator=self.allocator)
+        _apply("_copy", (flat[::-1],), result.reshape(self.size), stream)
+        return result
+
+    def round(self, decimals=0, out=None, stream=None):
+        """Rounded to `decimals` places, halves to even (numpy.round)."""
+        if self.dtype.kind in "iub" and decimals >= 0:
+            if out is None:
+                return self.copy(stream=stream)
+            _apply("_copy", (self,), out, stream)
+            return out
+        if decimals == 0 and self.dtype.kind in "fc":
+            return _apply("rint", (self,), out, stream)
+        k = _round_kernel(self.dtype, int(decimals))
+        if out is None:
+            out = self._new_like()
+        k(out, self, k.factor, stream=stream)
+        return out
+
+    def __round__(self, ndigits=None):
+        return self.round(0 if ndigits is None else ndigits)
+
+    def clip(self, a_min, a_max, out=None, stream=None):
+        from .math import clip
+
+        return clip(self, a_min, a_max, out=out, stream=stream)
+
+
+def _real_dtype(dtype):
+    return np.dtype(np.float32) if np.dtype(dtype).itemsize == 8 else np.dtype(np.float64)

@@ -1,0 +1,215 @@
+"""Host <-> device transfers of GPUArrays: to_gpu, set/get (and async forms), copy. Any strides
+on either side: dense device arrays copy in one memcpy in their own memory order; other layouts
+go through one dense device temporary and a strided copy kernel."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from cuplug import _core
+
+__all__ = ["TransferMixin", "to_gpu", "to_gpu_async"]
+
+_apply = _core._array.apply
+
+
+def memory_order(shape, strides):
+    """Axes from outermost to innermost in memory (by |stride|, ties keep C order)."""
+    return sorted(range(len(shape)), key=lambda k: -abs(strides[k]))
+
+
+def compact_strides(shape, strides, itemsize):
+    """Dense strides with the axes in the memory order of `strides` (PyCUDA's
+    _compact_strides: F stays F, a transpose stays transposed)."""
+    out = [0] * len(shape)
+    s = itemsize
+    for k in reversed(memory_order(shape, strides)):
+        out[k] = s
+        s *= max(shape[k], 1)
+    return tuple(out)
+
+
+def is_dense(shape, strides, itemsize):
+    """True when the array covers one gap-free block with positive strides."""
+    if 0 in shape:
+        return True
+    expect = itemsize
+    for s, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
+        if s != expect:
+            return False
+        expect *= n
+    return True
+
+
+def _host_like(ary, shape, strides):
+    """`ary` (a host array of `shape`) as a C-contiguous array whose bytes are laid out as a
+    dense device array of `strides`, and the permutation applied."""
+    perm = memory_order(shape, strides)
+    return np.ascontiguousarray(ary.transpose(perm)), perm
+
+
+def _to_stream_kw(stream, kwargs, routine):
+    if kwargs:
+        if set(kwargs) - {"async"}:
+            raise TypeError(f"{routine}() got unexpected keyword arguments {sorted(kwargs)}")
+    return kwargs.get("async", False)
+
+
+class TransferMixin:
+    def set(self, ary, async_=False, stream=None, **kwargs):
+        """Copies host array `ary` (same size and dtype; a different shape is reshaped with a
+        warning) into this array, whatever either side's strides."""
+        async_ = async_ or _to_stream_kw(stream, kwargs, "set")
+        if isinstance(ary, _core._array.ArrayBase):
+            if ary.dtype != self.dtype:
+                raise ValueError("ary and self must have the same dtype")
+            if ary.size != self.size:
+                raise ValueError("ary and self must be the same size")
+            if ary.shape != self.shape:
+                ary = ary.reshape(self.shape)
+            _apply("_copy", (ary,), self, stream)
+            return
+        ary = np.asarray(ary)
+        if ary.size != self.size:
+            raise ValueError("ary and self must be the same size")
+        if ary.shape != self.shape:
+            warnings.warn("Setting array from one with different shape.", stacklevel=2)
+            ary = ary.reshape(self.shape)
+        if ary.dtype != self.dtype:
+            raise ValueError("ary and self must have the same dtype")
+        if self.size == 0:
+            return
+        if is_dense(self.shape, self.strides, self.itemsize):
+            host, _ = _host_like(ary, self.shape, self.strides)
+            if async_:
+                _core.memcpy_htod_async(self.ptr, host, stream)
+            else:
+                _core.memcpy_htod(self.ptr, host)
+            return
+        tmp = type(self)(
+            self.shape,
+            self.dtype,
+            strides=compact_strides(self.shape, self.strides, self.itemsize),
+        )
+        tmp.set(ary, async_=async_, stream=stream)
+        _apply("_copy", (tmp,), self, stream)
+
+    def set_async(self, ary, stream=None):
+        return self.set(ary, async_=True, stream=stream)
+
+    def _dense_source(self, stream):
+        """self if dense, else a dense copy in the same memory order."""
+        if is_dense(self.shape, self.strides, self.itemsize):
+            return self
+        tmp = type(self)(
+            self.shape,
+            self.dtype,
+            strides=compact_strides(self.shape, self.strides, self.itemsize),
+        )
+        _apply("_copy", (self,), tmp, stream)
+        return tmp
+
+    def get(self, ary=None, pagelocked=False, async_=False, stream=None, **kwargs):
+        """This array in host memory: a new ndarray with the same axis order (page-locked with
+        pagelocked=True), or `ary` filled (same size and dtype)."""
+        async_ = async_ or _to_stream_kw(stream, kwargs, "get")
+        if ary is not None:
+            if not isinstance(ary, np.ndarray):
+                raise TypeError(f"get: ary must be a numpy.ndarray, got {type(ary).__name__}")
+            if ary.size != self.size:
+                raise ValueError("self and ary must be the same size")
+            if ary.dtype != self.dtype:
+                raise TypeError("self and ary must have the same dtype")
+            if ary.shape != self.shape:
+                warnings.warn(
+                    "get() between arrays of different shape is deprecated",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                ary = ary.reshape(self.shape)
+        if self.size == 0:
+            if ary is None:
+                return np.empty(self.shape, self.dtype)
+            return ary
+        src = self._dense_source(stream)
+        perm = memory_order(src.shape, src.strides)
+        tshape = tuple(src.shape[k] for k in perm)
+        inverse = np.argsort(perm)
+
+        def fill(host):
+            if async_:
+                _core.memcpy_dtoh_async(host, src.ptr, stream)
+            else:
+                _core.memcpy_dtoh(host, src.ptr)
+
+        if ary is None:
+            if pagelocked:
+                host = _core.pagelocked_empty(tshape, self.dtype)
+            else:
+                host = np.empty(tshape, self.dtype)
+            fill(host)
+            return host.transpose(inverse)
+        direct = ary.transpose(perm)
+        if direct.flags.c_contiguous:
+            fill(direct)
+        else:
+            host = np.empty(tshape, self.dtype)
+            fill(host)
+            ary[...] = host.transpose(inverse)
+        return ary
+
+    def get_async(self, stream=None, ary=None):
+        """get() ordered on `stream`, into page-locked memory (so the copy really is
+        asynchronous: synchronise the stream before reading the result)."""
+        return self.get(ary=ary, pagelocked=ary is None, async_=True, stream=stream)
+
+    def copy(self, stream=None):
+        """A new array with the same contents, allocator and memory order (dense)."""
+        result = type(self)(
+            self.shape,
+            self.dtype,
+            allocator=self.allocator,
+            strides=compact_strides(self.shape, self.strides, self.itemsize),
+        )
+        if self.size == 0:
+            return result
+        if is_dense(self.shape, self.strides, self.itemsize):
+            if stream is None:
+                _core.memcpy_dtod(result.ptr, self.ptr, self.nbytes)
+            else:
+                _core.memcpy_dtod_async(result.ptr, self.ptr, self.nbytes, stream)
+        else:
+            _apply("_copy", (self,), result, stream)
+        return result
+
+
+def to_gpu(ary, allocator=None):
+    """A GPUArray holding a copy of host array `ary` (same shape, dtype and axis order)."""
+    from .core import GPUArray
+
+    ary = np.asarray(ary)
+    result = GPUArray(
+        ary.shape,
+        ary.dtype,
+        allocator,
+        strides=compact_strides(ary.shape, ary.strides, ary.dtype.itemsize),
+    )
+    result.set(ary)
+    return result
+
+
+def to_gpu_async(ary, allocator=None, stream=None):
+    """to_gpu ordered on `stream` (asynchronous when `ary` is page-locked)."""
+    from .core import GPUArray
+
+    ary = np.asarray(ary)
+    result = GPUArray(
+        ary.shape,
+        ary.dtype,
+        allocator,
+        strides=compact_strides(ary.shape, ary.strides, ary.dtype.itemsize),
+    )
+    result.set_async(ary, stream)
+    return result

@@ -1,0 +1,96 @@
+"""PyCUDA's ``pycuda.gpuarray`` for cuplug: GPUArray and its module functions, with NumPy's
+broadcasting, promotion and strided operands (the work is in cuplug._array)."""
+
+from __future__ import annotations
+
+from cuplug._array.core import ArrayFlags, GPUArray
+from cuplug._array.creation import (
+    arange,
+    empty,
+    empty_like,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from cuplug._array.manipulation import (
+    concatenate,
+    multi_put,
+    multi_take,
+    multi_take_put,
+    reshape,
+    stack,
+    take,
+    transpose,
+)
+from cuplug._array.math import (
+    clip,
+    if_positive,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    where,
+)
+from cuplug._array.transfers import to_gpu, to_gpu_async
+from cuplug._array.vec import vec
+from cuplug._core import _array as _core_array
+
+__all__ = [
+    "ArrayFlags",
+    "GPUArray",
+    "arange",
+    "clip",
+    "concatenate",
+    "empty",
+    "empty_like",
+    "if_positive",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "multi_put",
+    "multi_take",
+    "multi_take_put",
+    "ones",
+    "ones_like",
+    "reshape",
+    "splay",
+    "stack",
+    "take",
+    "to_gpu",
+    "to_gpu_async",
+    "transpose",
+    "vec",
+    "where",
+    "zeros",
+    "zeros_like",
+]
+
+
+def splay(n, dev=None):
+    """PyCUDA's launch geometry for n elements: (grid, block) for a grid-stride loop."""
+    from cuplug import driver
+
+    if dev is None:
+        dev = driver.Context.get_device()
+    sms = dev.get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
+    min_threads, max_threads, max_blocks = 32, 128, 4 * 8 * sms
+    if n < min_threads:
+        return (1, 1), (min_threads, 1, 1)
+    if n < max_blocks * min_threads:
+        return ((n + min_threads - 1) // min_threads, 1), (min_threads, 1, 1)
+    if n < max_blocks * max_threads:
+        threads = (n + max_blocks - 1) // max_blocks
+        threads = ((threads + min_threads - 1) // min_threads) * min_threads
+        return (max_blocks, 1), (threads, 1, 1)
+    return (max_blocks, 1), (max_threads, 1, 1)
+
+
+def _allocator_name():
+    """The allocator backend arrays use now (a caching pool unless one was chosen)."""
+    return _core_array.allocator_name()

@@ -1,0 +1,26 @@
+// Device memory for arrays: the allocator backend arrays use (a caching pool unless one was
+// chosen), with out-of-memory recovery.
+#pragma once
+
+#include "memory/memory.hpp"
+
+#include <cuplug/allocator.hpp>
+#include <cuplug/registry.hpp>
+
+#include <cstddef>
+
+namespace cuplug::python::array {
+
+// The allocator arrays use: the selected backend when one was chosen (cuplug.use, environment,
+// config file), else the "pool" backend (a caching pool), falling back to the selected one when
+// no pool plugin is there.
+plugin_ptr<allocator> array_allocator();
+
+// `bytes` (> 0) for work on `stream` in the current context from array_allocator(). On out of
+// memory: frees what the allocator holds, runs gc.collect() (dropped arrays may hold memory),
+// retries, then raises MemoryError naming the size, the allocator and its bytes in use / held.
+// `stream_owner` is kept alive with the allocation (the Python stream object, or None).
+device_allocation_ptr allocate_array_memory(std::size_t bytes, CUstream stream,
+                                            py::handle stream_owner);
+
+} // namespace cuplug::python::array

@@ -1,0 +1,530 @@
+// ArrayBase: GPUArray's C layout, PyCUDA's constructor, its read-only attributes and views.
+#include "array/array_object.hpp"
+
+#include "array/array_memory.hpp"
+#include "array/array_ops.hpp"
+#include "array/type_codes.hpp"
+#include "support/convert.hpp"
+
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace cuplug::python::array {
+namespace {
+
+PyTypeObject *the_type = nullptr;
+PyTypeObject *result_type = nullptr;
+
+void compute_flags(array_object *a) noexcept {
+  a->size = 1;
+  for (int k = 0; k < a->ndim; ++k)
+    a->size *= a->shape[k];
+  // NumPy's rules: extents of 1 do not matter, empty arrays are contiguous both ways.
+  bool c = true, f = true;
+  if (a->size != 0) {
+    Py_ssize_t expect = a->itemsize;
+    for (int k = a->ndim - 1; k >= 0; --k) {
+      if (a->shape[k] != 1) {
+        if (a->strides[k] != expect)
+          c = false;
+        expect *= a->shape[k];
+      }
+    }
+    expect = a->itemsize;
+    for (int k = 0; k < a->ndim; ++k) {
+      if (a->shape[k] != 1) {
+        if (a->strides[k] != expect)
+          f = false;
+        expect *= a->shape[k];
+      }
+    }
+  }
+  a->c_contiguous = c;
+  a->f_contiguous = f;
+}
+
+PyObject *tp_new(PyTypeObject *type, PyObject *, PyObject *) {
+  PyObject *self = type->tp_alloc(type, 0);
+  if (self == nullptr)
+    return nullptr;
+  array_object *a = as_array(self);
+  new (&a->memory) device_allocation_ptr();
+  a->shape = a->dims_;
+  a->strides = a->dims_ + inline_dims;
+  a->code = t_other;
+  a->size = 0;
+  return self;
+}
+
+int tp_traverse(PyObject *self, visitproc visit, void *arg) {
+  array_object *a = as_array(self);
+  Py_VISIT(a->dtype);
+  Py_VISIT(a->gpudata);
+  Py_VISIT(a->base);
+  Py_VISIT(a->allocator);
+  Py_VISIT(a->shape_tuple);
+  Py_VISIT(a->dict);
+  return 0;
+}
+
+int tp_clear(PyObject *self) {
+  array_object *a = as_array(self);
+  Py_CLEAR(a->dtype);
+  Py_CLEAR(a->gpudata);
+  Py_CLEAR(a->base);
+  Py_CLEAR(a->allocator);
+  Py_CLEAR(a->shape_tuple);
+  Py_CLEAR(a->dict);
+  return 0;
+}
+
+void tp_dealloc(PyObject *self) {
+  array_object *a = as_array(self);
+  PyTypeObject *type = Py_TYPE(self);
+  // Python subclasses' subtype_dealloc drops the reference to their (heap) type after this.
+  PyObject_GC_UnTrack(self);
+  if (a->weakrefs != nullptr)
+    PyObject_ClearWeakRefs(self);
+  tp_clear(self);
+  // The allocation's destructor gives the memory back to its allocator (stream-ordered).
+  a->memory.~device_allocation_ptr();
+  if (a->shape != a->dims_)
+    PyMem_Free(a->shape);
+  type->tp_free(self);
+}
+
+// ---- shape / strides / dtype parsing
+// -------------------------------------------------------------
+
+[[noreturn]] void raise_already_set() { throw py::error_already_set(); }
+
+Py_ssize_t to_extent(PyObject *item) {
+  if (PyFloat_Check(item) || !PyIndex_Check(item))
+    throw py::type_error("GPUArray: shape entries must be integers, got " +
+                         type_name(py::handle(item)));
+  const Py_ssize_t v = PyNumber_AsSsize_t(item, PyExc_OverflowError);
+  if (v == -1 && PyErr_Occurred())
+    raise_already_set();
+  if (v < 0)
+    throw py::value_error("GPUArray: negative dimensions are not allowed, got " +
+                          std::to_string(v));
+  return v;
+}
+
+// PyCUDA accepts an int, a numpy integer, a 0-d or 1-d ndarray, a tuple or a list.
+std::vector<Py_ssize_t> parse_shape(py::handle shape) {
+  std::vector<Py_ssize_t> out;
+  PyObject *obj = shape.ptr();
+  if (PyIndex_Check(obj) && !PyObject_HasAttrString(obj, "__len__")) {
+    out.push_back(to_extent(obj));
+    return out;
+  }
+  py::object seq = py::reinterpret_steal<py::object>(
+      PySequence_Fast(obj, "GPUArray: shape must be an int or a sequence of ints"));
+  if (!seq) {
+    // A 0-d ndarray has no length: it is one extent.
+    PyErr_Clear();
+    if (PyIndex_Check(obj)) {
+      out.push_back(to_extent(obj));
+      return out;
+    }
+    throw py::type_error("GPUArray: shape must be an int or a sequence of ints, got " +
+                         type_name(shape));
+  }
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  if (n > max_dims)
+    throw py::value_error("GPUArray: at most " + std::to_string(max_dims) +
+                          " dimensions are supported, got " + std::to_string(n));
+  for (Py_ssize_t k = 0; k < n; ++k)
+    out.push_back(to_extent(PySequence_Fast_GET_ITEM(seq.ptr(), k)));
+  return out;
+}
+
+std::vector<Py_ssize_t> parse_strides(py::handle strides, std::size_t ndim) {
+  py::object seq = py::reinterpret_steal<py::object>(
+      PySequence_Fast(strides.ptr(), "GPUArray: strides must be a sequence of ints"));
+  if (!seq)
+    raise_already_set();
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  if (static_cast<std::size_t>(n) != ndim)
+    throw py::value_error("GPUArray: strides has " + std::to_string(n) + " entries for " +
+                          std::to_string(ndim) + " dimensions");
+  std::vector<Py_ssize_t> out;
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject *item = PySequence_Fast_GET_ITEM(seq.ptr(), k);
+    const Py_ssize_t v = PyNumber_AsSsize_t(item, PyExc_OverflowError);
+    if (v == -1 && PyErr_Occurred())
+      raise_already_set();
+    out.push_back(v);
+  }
+  return out;
+}
+
+py::object to_dtype(py::handle dtype) {
+  static PyObject *dtype_class =
+      py::object(py::module_::import("numpy").attr("dtype")).release().ptr();
+  if (Py_TYPE(dtype.ptr()) == reinterpret_cast<PyTypeObject *>(dtype_class) ||
+      PyObject_TypeCheck(dtype.ptr(), reinterpret_cast<PyTypeObject *>(dtype_class)))
+    return py::reinterpret_borrow<py::object>(dtype);
+  return py::reinterpret_borrow<py::object>(dtype_class)(dtype);
+}
+
+// ---- the constructor ----------------------------------------------------------------------------
+
+int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static const char *kwlist[] = {"shape",   "dtype",   "allocator", "base",
+                                 "gpudata", "strides", "order",     nullptr};
+  PyObject *shape = nullptr, *dtype = nullptr, *allocator = Py_None, *base = Py_None,
+           *gpudata = Py_None, *strides = Py_None, *order = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOO:GPUArray", const_cast<char **>(kwlist),
+                                   &shape, &dtype, &allocator, &base, &gpudata, &strides, &order))
+    return -1;
+  try {
+    array_object *a = as_array(self);
+    if (a->dtype != nullptr)
+      throw py::type_error("GPUArray.__init__ called twice");
+    std::vector<Py_ssize_t> dims = parse_shape(shape);
+    py::object dt = to_dtype(dtype);
+    const Py_ssize_t itemsize = dt.attr("itemsize").cast<Py_ssize_t>();
+    bool fortran = false;
+    if (order != nullptr && order != Py_None) {
+      std::string o = py::str(order);
+      if (o == "F")
+        fortran = true;
+      else if (o != "C")
+        throw py::value_error("GPUArray: order must be 'C' or 'F', got '" + o + "'");
+    }
+    std::vector<Py_ssize_t> st(dims.size());
+    if (strides != Py_None)
+      st = parse_strides(strides, dims.size());
+    else
+      dense_strides(static_cast<int>(dims.size()), dims.data(), itemsize, fortran, st.data());
+    // Fill in place (tp_new made an empty object).
+    const int ndim = static_cast<int>(dims.size());
+    if (ndim > inline_dims) {
+      a->shape = static_cast<Py_ssize_t *>(PyMem_Malloc(sizeof(Py_ssize_t) * 2 * ndim));
+      if (a->shape == nullptr)
+        throw std::bad_alloc();
+      a->strides = a->shape + ndim;
+    }
+    a->ndim = ndim;
+    std::copy(dims.begin(), dims.end(), a->shape);
+    std::copy(st.begin(), st.end(), a->strides);
+    a->itemsize = itemsize;
+    a->code = code_of_dtype(dt);
+    a->dtype = dt.release().ptr();
+    compute_flags(a);
+    if (allocator != Py_None) {
+      Py_INCREF(allocator);
+      a->allocator = allocator;
+    }
+    if (gpudata != Py_None) {
+      attach_gpudata(a, gpudata, base);
+    } else {
+      if (base != Py_None) {
+        Py_INCREF(base);
+        a->base = base;
+      }
+      if (a->size != 0)
+        allocate_memory(a, allocator, nullptr, py::none());
+      else
+        a->ctx = current_context_handle();
+    }
+    return 0;
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return -1;
+  }
+}
+
+// ---- attributes ---------------------------------------------------------------------------------
+
+PyObject *tuple_of(const Py_ssize_t *v, int n) {
+  PyObject *t = PyTuple_New(n);
+  if (t == nullptr)
+    return nullptr;
+  for (int k = 0; k < n; ++k) {
+    PyObject *item = PyLong_FromSsize_t(v[k]);
+    if (item == nullptr) {
+      Py_DECREF(t);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(t, k, item);
+  }
+  return t;
+}
+
+bool ready(array_object *a) {
+  if (a->dtype == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "GPUArray was not initialised (__init__ not called)");
+    return false;
+  }
+  return true;
+}
+
+PyObject *get_shape(PyObject *self, void *) {
+  array_object *a = as_array(self);
+  if (a->shape_tuple == nullptr)
+    a->shape_tuple = tuple_of(a->shape, a->ndim);
+  Py_XINCREF(a->shape_tuple);
+  return a->shape_tuple;
+}
+PyObject *get_strides(PyObject *self, void *) {
+  array_object *a = as_array(self);
+  return tuple_of(a->strides, a->ndim);
+}
+PyObject *get_dtype(PyObject *self, void *) {
+  array_object *a = as_array(self);
+  if (!ready(a))
+    return nullptr;
+  Py_INCREF(a->dtype);
+  return a->dtype;
+}
+PyObject *get_size(PyObject *self, void *) { return PyLong_FromSsize_t(as_array(self)->size); }
+PyObject *get_nbytes(PyObject *self, void *) {
+  array_object *a = as_array(self);
+  return PyLong_FromSsize_t(a->size * a->itemsize);
+}
+PyObject *get_itemsize(PyObject *self, void *) {
+  return PyLong_FromSsize_t(as_array(self)->itemsize);
+}
+PyObject *get_ndim(PyObject *self, void *) { return PyLong_FromLong(as_array(self)->ndim); }
+PyObject *get_ptr(PyObject *self, void *) {
+  array_object *a = as_array(self);
+  try {
+    return PyLong_FromUnsignedLongLong(a->size == 0 ? 0 : data_ptr(a));
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+PyObject *get_gpudata(PyObject *self, void *) {
+  array_object *a = as_array(self);
+  if (a->gpudata == nullptr) {
+    if (a->memory) {
+      // An array over its own allocation shows it; a view shows its address (as PyCUDA).
+      try {
+        if (a->ptr == a->memory->ptr() && a->base == nullptr)
+          a->gpudata = py::cast(a->memory).release().ptr();
+        else
+          return PyLong_FromUnsignedLongLong(a->ptr);
+      } catch (...) {
+        py::detail::try_translate_exceptions();
+        return nullptr;
+      }
+    } else if (a->size != 0) {
+      return PyLong_FromUnsignedLongLong(a->ptr);
+    } else {
+      Py_RETURN_NONE;
+    }
+  }
+  Py_INCREF(a->gpudata);
+  return a->gpudata;
+}
+PyObject *get_object(PyObject *member) {
+  PyObject *v = member != nullptr ? member : Py_None;
+  Py_INCREF(v);
+  return v;
+}
+PyObject *get_base(PyObject *self, void *) { return get_object(as_array(self)->base); }
+PyObject *get_allocator(PyObject *self, void *) { return get_object(as_array(self)->allocator); }
+PyObject *get_c_contiguous(PyObject *self, void *) {
+  return PyBool_FromLong(as_array(self)->c_contiguous);
+}
+PyObject *get_f_contiguous(PyObject *self, void *) {
+  return PyBool_FromLong(as_array(self)->f_contiguous);
+}
+PyObject *get_context_handle(PyObject *self, void *) {
+  return PyLong_FromVoidPtr(as_array(self)->ctx);
+}
+PyObject *get_code(PyObject *self, void *) { return PyLong_FromLong(as_array(self)->code); }
+
+PyGetSetDef getset[] = {
+    {"shape", get_shape, nullptr, "Tuple of dimensions.", nullptr},
+    {"strides", get_strides, nullptr, "Tuple of byte steps per dimension.", nullptr},
+    {"dtype", get_dtype, nullptr, "numpy dtype of the elements.", nullptr},
+    {"size", get_size, nullptr, "Number of elements.", nullptr},
+    {"mem_size", get_size, nullptr, "Number of elements (PyCUDA's name).", nullptr},
+    {"nbytes", get_nbytes, nullptr, "size * itemsize.", nullptr},
+    {"itemsize", get_itemsize, nullptr, "Bytes per element.", nullptr},
+    {"ndim", get_ndim, nullptr, "Number of dimensions.", nullptr},
+    {"ptr", get_ptr, nullptr, "Device address of the first element (0 when empty).", nullptr},
+    {"gpudata", get_gpudata, nullptr,
+     "The memory: a DeviceAllocation (or what was passed as gpudata); for a view, its address "
+     "as an int; None when empty.",
+     nullptr},
+    {"base", get_base, nullptr, "The array (or object) a view keeps alive; None otherwise.",
+     nullptr},
+    {"allocator", get_allocator, nullptr,
+     "The allocator callable given at construction; None means the array allocator backend.",
+     nullptr},
+    {"_c_contiguous", get_c_contiguous, nullptr, nullptr, nullptr},
+    {"_f_contiguous", get_f_contiguous, nullptr, nullptr, nullptr},
+    {"_context_handle", get_context_handle, nullptr, nullptr, nullptr},
+    {"_type_code", get_code, nullptr, nullptr, nullptr},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// _view(shape, strides, offset_bytes, dtype=None): a view of self's memory, base = self.
+PyObject *method_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  try {
+    if (nargs < 3 || nargs > 4)
+      throw py::type_error("_view(shape, strides, offset, dtype=None)");
+    array_object *a = as_array(self);
+    if (!ready(a))
+      return nullptr;
+    std::vector<Py_ssize_t> dims = parse_shape(args[0]);
+    std::vector<Py_ssize_t> st = parse_strides(args[1], dims.size());
+    const Py_ssize_t offset = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
+    if (offset == -1 && PyErr_Occurred())
+      raise_already_set();
+    py::object dt = (nargs == 4 && args[3] != Py_None)
+                        ? to_dtype(args[3])
+                        : py::reinterpret_borrow<py::object>(a->dtype);
+    const Py_ssize_t itemsize = dt.attr("itemsize").cast<Py_ssize_t>();
+    py::object v = new_array(Py_TYPE(self), static_cast<int>(dims.size()), dims.data(), st.data(),
+                             dt, code_of_dtype(dt), itemsize);
+    array_object *va = as_array(v.ptr());
+    attach_view(va, a, va->size == 0 ? 0 : a->ptr + offset);
+    return v.release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyMethodDef methods[] = {
+    {"_view", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&method_view)),
+     METH_FASTCALL, "_view(shape, strides, offset_bytes, dtype=None): a view with base=self."},
+    {nullptr, nullptr, 0, nullptr}};
+
+} // namespace
+
+PyTypeObject *array_type() noexcept { return the_type; }
+PyTypeObject *default_result_type() noexcept {
+  return result_type != nullptr ? result_type : the_type;
+}
+
+void dense_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize, bool fortran,
+                   Py_ssize_t *out) noexcept {
+  Py_ssize_t s = itemsize;
+  if (fortran) {
+    for (int k = 0; k < ndim; ++k) {
+      out[k] = s;
+      s *= shape[k] != 0 ? shape[k] : 1;
+    }
+  } else {
+    for (int k = ndim - 1; k >= 0; --k) {
+      out[k] = s;
+      s *= shape[k] != 0 ? shape[k] : 1;
+    }
+  }
+}
+
+py::object new_array(PyTypeObject *type, int ndim, const Py_ssize_t *shape,
+                     const Py_ssize_t *strides, py::handle dtype, int code, Py_ssize_t itemsize) {
+  if (ndim > max_dims)
+    throw py::value_error("GPUArray: at most " + std::to_string(max_dims) + " dimensions");
+  py::object obj = py::reinterpret_steal<py::object>(tp_new(type, nullptr, nullptr));
+  if (!obj)
+    raise_already_set();
+  array_object *a = as_array(obj.ptr());
+  if (ndim > inline_dims) {
+    a->shape = static_cast<Py_ssize_t *>(PyMem_Malloc(sizeof(Py_ssize_t) * 2 * ndim));
+    if (a->shape == nullptr)
+      throw std::bad_alloc();
+    a->strides = a->shape + ndim;
+  }
+  a->ndim = ndim;
+  if (ndim > 0)
+    std::memcpy(a->shape, shape, sizeof(Py_ssize_t) * ndim);
+  a->itemsize = itemsize;
+  if (strides != nullptr) {
+    if (ndim > 0)
+      std::memcpy(a->strides, strides, sizeof(Py_ssize_t) * ndim);
+  } else {
+    dense_strides(ndim, shape, itemsize, false, a->strides);
+  }
+  a->code = code;
+  Py_INCREF(dtype.ptr());
+  a->dtype = dtype.ptr();
+  compute_flags(a);
+  return obj;
+}
+
+void attach_view(array_object *a, array_object *parent, CUdeviceptr ptr) {
+  a->ptr = ptr;
+  a->ctx = parent->ctx;
+  a->memory = parent->memory;
+  Py_INCREF(parent);
+  a->base = reinterpret_cast<PyObject *>(parent);
+  if (parent->allocator != nullptr) {
+    Py_INCREF(parent->allocator);
+    a->allocator = parent->allocator;
+  }
+}
+
+void attach_gpudata(array_object *a, py::handle gpudata, py::handle base) {
+  if (device_allocation *alloc = as_device_allocation(gpudata)) {
+    a->memory = gpudata.cast<device_allocation_ptr>();
+    a->ptr = alloc->ptr();
+    a->ctx = alloc->get_context() ? alloc->get_context()->handle() : nullptr;
+  } else {
+    a->ptr = to_devptr(gpudata);
+    a->ctx = current_context_handle();
+  }
+  Py_INCREF(gpudata.ptr());
+  a->gpudata = gpudata.ptr();
+  if (!base.is_none()) {
+    Py_INCREF(base.ptr());
+    a->base = base.ptr();
+  }
+}
+
+CUcontext current_context_handle() {
+  // Without a driver (CI) arrays over given pointers still work for layout questions.
+  try {
+    context_ptr ctx = context::current();
+    return ctx ? ctx->handle() : nullptr;
+  } catch (const std::exception &) {
+    return nullptr;
+  }
+}
+
+void init_array_object(py::module_ &m) {
+  static PyTypeObject type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+  type.tp_name = "cuplug._core._array.ArrayBase";
+  type.tp_basicsize = sizeof(array_object);
+  type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC;
+  type.tp_doc = "The C layout under GPUArray: shape, strides, dtype, device memory.";
+  type.tp_new = &tp_new;
+  type.tp_init = &tp_init;
+  type.tp_dealloc = &tp_dealloc;
+  type.tp_traverse = &tp_traverse;
+  type.tp_clear = &tp_clear;
+  type.tp_getset = getset;
+  type.tp_methods = methods;
+  type.tp_dictoffset = offsetof(array_object, dict);
+  type.tp_weaklistoffset = offsetof(array_object, weakrefs);
+  type.tp_alloc = PyType_GenericAlloc;
+  type.tp_free = PyObject_GC_Del;
+  install_number_slots(&type);
+  if (PyType_Ready(&type) < 0)
+    raise_already_set();
+  the_type = &type;
+  Py_INCREF(&type);
+  m.add_object("ArrayBase", py::handle(reinterpret_cast<PyObject *>(&type)));
+  m.def(
+      "set_result_type",
+      [](py::handle cls) {
+        if (!PyType_Check(cls.ptr()) ||
+            !PyType_IsSubtype(reinterpret_cast<PyTypeObject *>(cls.ptr()), &type))
+          throw py::type_error("set_result_type: expected a subclass of ArrayBase");
+        Py_INCREF(cls.ptr());
+        result_type = reinterpret_cast<PyTypeObject *>(cls.ptr());
+      },
+      "Registers the class operations return when no operand's class says otherwise.");
+}
+
+} // namespace cuplug::python::array

@@ -1,0 +1,607 @@
+// apply(): operand classification, the dispatch cache, result allocation, and the number and
+// comparison slots of ArrayBase that call it.
+#include "array/array_ops.hpp"
+
+#include "array/array_memory.hpp"
+#include "array/array_object.hpp"
+#include "array/elementwise_core.hpp"
+#include "array/type_codes.hpp"
+#include "support/convert.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace cuplug::python::array {
+namespace {
+
+enum operand_kind : int {
+  k_array = 0,
+  k_scalar = 1,
+  k_bool = 2,
+  k_int = 3,
+  k_float = 4,
+  k_complex = 5,
+  k_unknown = 7
+};
+
+constexpr Py_ssize_t max_operands = 3;
+
+struct resolved_op {
+  py::object core_object; // keeps `core` alive
+  elementwise_core *core = nullptr;
+  py::object out_dtype;
+  int out_code = t_other;
+  Py_ssize_t out_itemsize = 0;
+};
+
+struct dispatch_state {
+  py::object resolver; // cuplug._array.math._resolve(name, descriptors, out_dtype)
+  py::object fallback; // cuplug._array.math._fallback(name, operands, out, stream, error)
+  PyTypeObject *np_generic = nullptr;
+  bool legacy_promotion = false;
+  std::unordered_map<PyObject *, int> op_ids;
+  std::vector<py::object> op_names;
+  std::unordered_map<std::uint64_t, resolved_op> cache;
+};
+
+dispatch_state &state() {
+  static dispatch_state *s = new dispatch_state(); // leaked: lives until exit
+  return *s;
+}
+
+int op_id(PyObject *name) {
+  dispatch_state &st = state();
+  auto it = st.op_ids.find(name);
+  if (it != st.op_ids.end())
+    return it->second;
+  if (!PyUnicode_Check(name))
+    throw py::type_error("apply: the operation name must be a str");
+  // Names are looked up by identity; equal strings from elsewhere get the same id (and are
+  // kept alive as keys).
+  for (std::size_t id = 0; id < st.op_names.size(); ++id) {
+    if (PyUnicode_Compare(st.op_names[id].ptr(), name) == 0) {
+      Py_INCREF(name);
+      st.op_ids.emplace(name, static_cast<int>(id));
+      return static_cast<int>(id);
+    }
+  }
+  const int id = static_cast<int>(st.op_names.size());
+  st.op_names.push_back(py::reinterpret_borrow<py::object>(name));
+  st.op_ids.emplace(name, id);
+  return id;
+}
+
+struct classified {
+  int kind = k_unknown;
+  int code = 0;
+};
+
+classified classify(PyObject *obj) {
+  if (is_array(obj)) {
+    const int c = as_array(obj)->code;
+    return {k_array, c < 0 ? 15 : c};
+  }
+  PyTypeObject *t = Py_TYPE(obj);
+  if (t == &PyFloat_Type)
+    return {k_float, 0};
+  if (t == &PyBool_Type)
+    return {k_bool, 0};
+  if (t == &PyLong_Type)
+    return {k_int, 0};
+  if (t == &PyComplex_Type)
+    return {k_complex, 0};
+  dispatch_state &st = state();
+  if (st.np_generic != nullptr && PyObject_TypeCheck(obj, st.np_generic)) {
+    py::object dt = py::handle(obj).attr("dtype");
+    const int c = code_of_dtype(dt);
+    return {k_scalar, c < 0 ? 15 : c};
+  }
+  // Subclasses of the Python number types (IntEnum, ...) are weak scalars of their base.
+  if (PyBool_Check(obj))
+    return {k_bool, 0};
+  if (PyLong_Check(obj))
+    return {k_int, 0};
+  if (PyFloat_Check(obj))
+    return {k_float, 0};
+  if (PyComplex_Check(obj))
+    return {k_complex, 0};
+  return {};
+}
+
+py::object descriptor(PyObject *obj, const classified &c) {
+  switch (c.kind) {
+  case k_array:
+    return py::reinterpret_borrow<py::object>(as_array(obj)->dtype);
+  case k_scalar:
+    return py::make_tuple("scalar", py::handle(obj).attr("dtype"));
+  case k_bool:
+    return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject *>(&PyBool_Type));
+  case k_int:
+    return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject *>(&PyLong_Type));
+  case k_float:
+    return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject *>(&PyFloat_Type));
+  default:
+    return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject *>(&PyComplex_Type));
+  }
+}
+
+std::string shape_text(const std::vector<Py_ssize_t> &shape) {
+  std::string s = "(";
+  for (std::size_t k = 0; k < shape.size(); ++k)
+    s += std::to_string(shape[k]) + (shape.size() == 1 ? "," : k + 1 < shape.size() ? ", " : "");
+  return s + ")";
+}
+
+std::string describe(array_object *a) {
+  return shape_text(std::vector<Py_ssize_t>(a->shape, a->shape + a->ndim)) + " " +
+         py::str(py::handle(a->dtype)).cast<std::string>();
+}
+
+// NumPy broadcasting of the array operands, with NumPy's message (plus dtypes) on failure.
+std::vector<Py_ssize_t> broadcast_shape(PyObject *const *operands, Py_ssize_t n,
+                                        const classified *cls, const std::string &name) {
+  std::vector<Py_ssize_t> shape;
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    if (cls[k].kind != k_array)
+      continue;
+    array_object *a = as_array(operands[k]);
+    if (a->ndim > static_cast<int>(shape.size()))
+      shape.insert(shape.begin(), a->ndim - shape.size(), 1);
+    for (int d = 0; d < a->ndim; ++d) {
+      Py_ssize_t &s = shape[shape.size() - a->ndim + d];
+      const Py_ssize_t e = a->shape[d];
+      if (s == e || e == 1)
+        continue;
+      if (s == 1) {
+        s = e;
+        continue;
+      }
+      std::string shapes;
+      for (Py_ssize_t j = 0; j < n; ++j)
+        if (cls[j].kind == k_array)
+          shapes += (shapes.empty() ? "" : " and ") + describe(as_array(operands[j]));
+      throw py::value_error(name + ": operands could not be broadcast together with shapes " +
+                            shapes);
+    }
+  }
+  return shape;
+}
+
+// The result's strides: dense, in the memory order of the first array operand of the same
+// shape (NumPy's order='K' for ufuncs: F in, F out), else C order.
+std::vector<Py_ssize_t> result_strides(const std::vector<Py_ssize_t> &shape, Py_ssize_t itemsize,
+                                       PyObject *const *operands, Py_ssize_t n,
+                                       const classified *cls) {
+  const int nd = static_cast<int>(shape.size());
+  std::vector<Py_ssize_t> strides(nd);
+  dense_strides(nd, shape.data(), itemsize, false, strides.data());
+  if (nd < 2)
+    return strides;
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    if (cls[k].kind != k_array)
+      continue;
+    array_object *a = as_array(operands[k]);
+    if (a->ndim != nd || !std::equal(shape.begin(), shape.end(), a->shape))
+      continue;
+    if (a->c_contiguous)
+      return strides;
+    std::vector<int> perm(nd);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::stable_sort(perm.begin(), perm.end(), [&](int x, int y) {
+      return std::llabs(a->strides[x]) > std::llabs(a->strides[y]);
+    });
+    Py_ssize_t s = itemsize;
+    for (int j = nd - 1; j >= 0; --j) {
+      strides[perm[j]] = s;
+      s *= shape[perm[j]] != 0 ? shape[perm[j]] : 1;
+    }
+    return strides;
+  }
+  return strides;
+}
+
+// [lo, hi) bytes an array touches.
+std::pair<CUdeviceptr, CUdeviceptr> span(const array_object *a) {
+  long long lo = 0, hi = 0;
+  for (int d = 0; d < a->ndim; ++d) {
+    const long long reach = (a->shape[d] - 1) * a->strides[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {a->ptr + lo, a->ptr + hi + a->itemsize};
+}
+
+bool same_view(const array_object *x, const array_object *y) {
+  return x->ptr == y->ptr && x->ndim == y->ndim &&
+         std::equal(x->shape, x->shape + x->ndim, y->shape) &&
+         std::equal(x->strides, x->strides + x->ndim, y->strides);
+}
+
+const resolved_op &resolve(int id, PyObject *name, PyObject *const *operands, Py_ssize_t n,
+                           const classified *cls, array_object *out, bool &not_impl) {
+  dispatch_state &st = state();
+  std::uint64_t key =
+      (static_cast<std::uint64_t>(id) << 32) | (static_cast<std::uint64_t>(n) << 28) |
+      (static_cast<std::uint64_t>(out == nullptr ? 0 : (out->code < 0 ? 16 : out->code + 1)) << 22);
+  for (Py_ssize_t k = 0; k < n; ++k)
+    key |= static_cast<std::uint64_t>((cls[k].kind << 4) | cls[k].code) << (7 * k);
+  auto it = st.cache.find(key);
+  if (it != st.cache.end())
+    return it->second;
+  if (!st.resolver)
+    throw py::import_error("cuplug._array is not initialised (import cuplug.gpuarray)");
+  py::tuple descr(n);
+  for (Py_ssize_t k = 0; k < n; ++k)
+    descr[k] = descriptor(operands[k], cls[k]);
+  py::object out_dtype =
+      out == nullptr ? py::none() : py::reinterpret_borrow<py::object>(out->dtype);
+  py::object r = st.resolver(py::handle(name), descr, out_dtype);
+  if (r.is_none()) {
+    not_impl = true;
+    static resolved_op none;
+    return none;
+  }
+  py::tuple t = r.cast<py::tuple>();
+  resolved_op op;
+  op.core_object = t[0];
+  op.core = op.core_object.cast<elementwise_core *>();
+  op.out_dtype = t[1];
+  op.out_code = code_of_dtype(op.out_dtype);
+  op.out_itemsize = op.out_dtype.attr("itemsize").cast<Py_ssize_t>();
+  if (static_cast<Py_ssize_t>(op.core->args().size()) != n + 1)
+    throw py::type_error("cuplug._array: the kernel for '" + py::str(name).cast<std::string>() +
+                         "' takes " + std::to_string(op.core->args().size()) +
+                         " arguments; expected the output and " + std::to_string(n) + " inputs");
+  return st.cache.emplace(key, std::move(op)).first->second;
+}
+
+PyObject *call_fallback(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObject *out,
+                        PyObject *stream, py::handle error) {
+  dispatch_state &st = state();
+  py::tuple ops(n);
+  for (Py_ssize_t k = 0; k < n; ++k)
+    ops[k] = py::reinterpret_borrow<py::object>(operands[k]);
+  py::object r = st.fallback(py::handle(name), ops, out != nullptr ? py::handle(out) : py::none(),
+                             py::handle(stream), error);
+  return r.release().ptr();
+}
+
+PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObject *out_obj,
+                     PyObject *stream, bool not_implemented) {
+  if (n > max_operands)
+    throw py::type_error("apply: at most 3 operands");
+  classified cls[max_operands];
+  PyObject *first_array = nullptr;
+  bool weak = false;
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    cls[k] = classify(operands[k]);
+    if (cls[k].kind == k_unknown) {
+      if (not_implemented)
+        Py_RETURN_NOTIMPLEMENTED;
+      throw py::type_error(py::str(name).cast<std::string>() +
+                           ": operands must be GPUArrays or scalars, got " +
+                           type_name(py::handle(operands[k])));
+    }
+    if (cls[k].kind == k_array && first_array == nullptr)
+      first_array = operands[k];
+    weak = weak || cls[k].kind >= k_bool;
+  }
+  array_object *out = nullptr;
+  if (out_obj != nullptr && out_obj != Py_None) {
+    if (!is_array(out_obj))
+      throw py::type_error(py::str(name).cast<std::string>() + ": out must be a GPUArray, got " +
+                           type_name(py::handle(out_obj)));
+    out = as_array(out_obj);
+  }
+  dispatch_state &st = state();
+  if (weak && st.legacy_promotion)
+    return call_fallback(name, operands, n, out_obj, stream, py::none());
+
+  const int id = op_id(name);
+  bool not_impl = false;
+  const resolved_op &op = resolve(id, name, operands, n, cls, out, not_impl);
+  if (not_impl) {
+    if (not_implemented)
+      Py_RETURN_NOTIMPLEMENTED;
+    throw py::type_error(py::str(name).cast<std::string>() + ": unsupported operand types");
+  }
+  const std::vector<arg_spec> &specs = op.core->args();
+
+  operand ops[max_operands + 1];
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    try {
+      fill_operand(specs[k + 1], operands[k], ops[k + 1]);
+    } catch (py::error_already_set &e) {
+      if (cls[k].kind == k_int && e.matches(PyExc_OverflowError))
+        return call_fallback(name, operands, n, out_obj, stream, e.value());
+      throw;
+    }
+  }
+  const CUstream s = stream == Py_None ? nullptr : to_stream(stream);
+
+  py::object result;
+  std::vector<py::object> temps;
+  if (out == nullptr) {
+    const std::string label = py::str(name).cast<std::string>();
+    std::vector<Py_ssize_t> shape = broadcast_shape(operands, n, cls, label);
+    std::vector<Py_ssize_t> strides = result_strides(shape, op.out_itemsize, operands, n, cls);
+    PyTypeObject *type = first_array != nullptr ? Py_TYPE(first_array) : default_result_type();
+    result = new_array(type, static_cast<int>(shape.size()), shape.data(), strides.data(),
+                       op.out_dtype, op.out_code, op.out_itemsize);
+    array_object *r = as_array(result.ptr());
+    PyObject *alloc = first_array != nullptr ? as_array(first_array)->allocator : nullptr;
+    allocate_memory(r, alloc != nullptr ? py::handle(alloc) : py::none(), s, py::handle(stream));
+    if (alloc != nullptr) {
+      Py_INCREF(alloc);
+      r->allocator = alloc;
+    }
+    out = r;
+  } else {
+    result = py::reinterpret_borrow<py::object>(out_obj);
+    // An input sharing memory with the output in another layout would be overwritten while
+    // it is read: NumPy copies such inputs first, and so do we.
+    if (out->size != 0) {
+      auto [olo, ohi] = span(out);
+      for (Py_ssize_t k = 0; k < n; ++k) {
+        if (cls[k].kind != k_array)
+          continue;
+        array_object *a = as_array(operands[k]);
+        if (a->size == 0 || same_view(a, out))
+          continue;
+        auto [lo, hi] = span(a);
+        if (lo < ohi && olo < hi) {
+          static PyObject *copy_name = PyUnicode_InternFromString("_copy");
+          PyObject *one = operands[k];
+          py::object copy = py::reinterpret_steal<py::object>(
+              apply_impl(copy_name, &one, 1, nullptr, stream, false));
+          ops[k + 1].array = as_array(copy.ptr());
+          temps.push_back(std::move(copy)); // alive until launched (then freed stream-ordered)
+        }
+      }
+    }
+  }
+  ops[0].array = out;
+  op.core->launch(ops, s, nullptr);
+  return result.release().ptr();
+}
+
+// ---- slots --------------------------------------------------------------------------------------
+
+struct names_t {
+  PyObject *add, *subtract, *multiply, *true_divide, *floor_divide, *remainder, *power,
+      *bitwise_and, *bitwise_or, *bitwise_xor, *left_shift, *right_shift, *negative, *absolute,
+      *invert, *equal, *not_equal, *less, *less_equal, *greater, *greater_equal;
+};
+
+const names_t &names() {
+  static const names_t n = {
+      PyUnicode_InternFromString("add"),          PyUnicode_InternFromString("subtract"),
+      PyUnicode_InternFromString("multiply"),     PyUnicode_InternFromString("true_divide"),
+      PyUnicode_InternFromString("floor_divide"), PyUnicode_InternFromString("remainder"),
+      PyUnicode_InternFromString("power"),        PyUnicode_InternFromString("bitwise_and"),
+      PyUnicode_InternFromString("bitwise_or"),   PyUnicode_InternFromString("bitwise_xor"),
+      PyUnicode_InternFromString("left_shift"),   PyUnicode_InternFromString("right_shift"),
+      PyUnicode_InternFromString("negative"),     PyUnicode_InternFromString("absolute"),
+      PyUnicode_InternFromString("invert"),       PyUnicode_InternFromString("equal"),
+      PyUnicode_InternFromString("not_equal"),    PyUnicode_InternFromString("less"),
+      PyUnicode_InternFromString("less_equal"),   PyUnicode_InternFromString("greater"),
+      PyUnicode_InternFromString("greater_equal")};
+  return n;
+}
+
+PyObject *binary(PyObject *name, PyObject *a, PyObject *b) noexcept {
+  try {
+    PyObject *ops[2] = {a, b};
+    return apply_impl(name, ops, 2, nullptr, Py_None, true);
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyObject *inplace(PyObject *name, PyObject *self, PyObject *b) noexcept {
+  try {
+    if (!is_array(self))
+      Py_RETURN_NOTIMPLEMENTED;
+    PyObject *ops[2] = {self, b};
+    return apply_impl(name, ops, 2, self, Py_None, true);
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyObject *unary(PyObject *name, PyObject *a) noexcept {
+  try {
+    return apply_impl(name, &a, 1, nullptr, Py_None, false);
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+#define CUPLUG_BINARY_SLOT(fn, field)                                                              \
+  PyObject *fn(PyObject *a, PyObject *b) { return binary(names().field, a, b); }                   \
+  PyObject *fn##_inplace(PyObject *a, PyObject *b) { return inplace(names().field, a, b); }
+
+CUPLUG_BINARY_SLOT(nb_add, add)
+CUPLUG_BINARY_SLOT(nb_subtract, subtract)
+CUPLUG_BINARY_SLOT(nb_multiply, multiply)
+CUPLUG_BINARY_SLOT(nb_true_divide, true_divide)
+CUPLUG_BINARY_SLOT(nb_floor_divide, floor_divide)
+CUPLUG_BINARY_SLOT(nb_remainder, remainder)
+CUPLUG_BINARY_SLOT(nb_and, bitwise_and)
+CUPLUG_BINARY_SLOT(nb_or, bitwise_or)
+CUPLUG_BINARY_SLOT(nb_xor, bitwise_xor)
+CUPLUG_BINARY_SLOT(nb_lshift, left_shift)
+CUPLUG_BINARY_SLOT(nb_rshift, right_shift)
+#undef CUPLUG_BINARY_SLOT
+
+PyObject *nb_power(PyObject *a, PyObject *b, PyObject *mod) {
+  if (mod != Py_None)
+    Py_RETURN_NOTIMPLEMENTED;
+  return binary(names().power, a, b);
+}
+PyObject *nb_power_inplace(PyObject *a, PyObject *b, PyObject *mod) {
+  if (mod != Py_None)
+    Py_RETURN_NOTIMPLEMENTED;
+  return inplace(names().power, a, b);
+}
+PyObject *nb_divmod(PyObject *a, PyObject *b) {
+  PyObject *q = binary(names().floor_divide, a, b);
+  if (q == nullptr || q == Py_NotImplemented)
+    return q;
+  PyObject *r = binary(names().remainder, a, b);
+  if (r == nullptr) {
+    Py_DECREF(q);
+    return nullptr;
+  }
+  PyObject *t = PyTuple_Pack(2, q, r);
+  Py_DECREF(q);
+  Py_DECREF(r);
+  return t;
+}
+PyObject *nb_negative(PyObject *a) { return unary(names().negative, a); }
+PyObject *nb_absolute(PyObject *a) { return unary(names().absolute, a); }
+PyObject *nb_invert(PyObject *a) { return unary(names().invert, a); }
+PyObject *nb_positive(PyObject *a) {
+  // PyCUDA: +x is x itself.
+  Py_INCREF(a);
+  return a;
+}
+
+PyObject *richcompare(PyObject *a, PyObject *b, int op) {
+  const names_t &n = names();
+  PyObject *name = nullptr;
+  switch (op) {
+  case Py_LT:
+    name = n.less;
+    break;
+  case Py_LE:
+    name = n.less_equal;
+    break;
+  case Py_EQ:
+    name = n.equal;
+    break;
+  case Py_NE:
+    name = n.not_equal;
+    break;
+  case Py_GT:
+    name = n.greater;
+    break;
+  default:
+    name = n.greater_equal;
+    break;
+  }
+  return binary(name, a, b);
+}
+
+PyNumberMethods number_methods = {};
+
+// apply(name, operands, out=None, stream=None) as METH_FASTCALL.
+PyObject *py_apply(PyObject *, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  try {
+    PyObject *out = Py_None, *stream = Py_None;
+    Py_ssize_t npos = nargs;
+    if (kwnames != nullptr) {
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(k, "out") == 0)
+          out = args[nargs + i];
+        else if (PyUnicode_CompareWithASCIIString(k, "stream") == 0)
+          stream = args[nargs + i];
+        else
+          throw py::type_error("apply() got an unexpected keyword argument");
+      }
+    }
+    if (npos >= 3)
+      out = args[2];
+    if (npos >= 4)
+      stream = args[3];
+    if (npos < 2 || npos > 4 || !PyTuple_Check(args[1]))
+      throw py::type_error("apply(name, operands: tuple, out=None, stream=None)");
+    PyObject *ops = args[1];
+    return apply_impl(args[0], &PyTuple_GET_ITEM(ops, 0), PyTuple_GET_SIZE(ops), out, stream,
+                      false);
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyMethodDef apply_def = {"apply",
+                         reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_apply)),
+                         METH_FASTCALL | METH_KEYWORDS,
+                         "apply(name, operands, out=None, stream=None): the elementwise "
+                         "operation `name` with NumPy broadcasting and promotion."};
+
+} // namespace
+
+PyObject *apply(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObject *out,
+                PyObject *stream, bool not_implemented) {
+  return apply_impl(name, operands, n, out, stream, not_implemented);
+}
+
+void install_number_slots(PyTypeObject *type) {
+  PyNumberMethods &m = number_methods;
+  m.nb_add = nb_add;
+  m.nb_subtract = nb_subtract;
+  m.nb_multiply = nb_multiply;
+  m.nb_true_divide = nb_true_divide;
+  m.nb_floor_divide = nb_floor_divide;
+  m.nb_remainder = nb_remainder;
+  m.nb_divmod = nb_divmod;
+  m.nb_power = nb_power;
+  m.nb_and = nb_and;
+  m.nb_or = nb_or;
+  m.nb_xor = nb_xor;
+  m.nb_lshift = nb_lshift;
+  m.nb_rshift = nb_rshift;
+  m.nb_negative = nb_negative;
+  m.nb_positive = nb_positive;
+  m.nb_absolute = nb_absolute;
+  m.nb_invert = nb_invert;
+  m.nb_inplace_add = nb_add_inplace;
+  m.nb_inplace_subtract = nb_subtract_inplace;
+  m.nb_inplace_multiply = nb_multiply_inplace;
+  m.nb_inplace_true_divide = nb_true_divide_inplace;
+  m.nb_inplace_floor_divide = nb_floor_divide_inplace;
+  m.nb_inplace_remainder = nb_remainder_inplace;
+  m.nb_inplace_power = nb_power_inplace;
+  m.nb_inplace_and = nb_and_inplace;
+  m.nb_inplace_or = nb_or_inplace;
+  m.nb_inplace_xor = nb_xor_inplace;
+  m.nb_inplace_lshift = nb_lshift_inplace;
+  m.nb_inplace_rshift = nb_rshift_inplace;
+  type->tp_as_number = &m;
+  type->tp_richcompare = richcompare;
+  type->tp_hash = PyObject_HashNotImplemented;
+}
+
+void init_array_ops(py::module_ &m) {
+  PyObject *f = PyCFunction_NewEx(&apply_def, nullptr, m.attr("__name__").ptr());
+  if (f == nullptr)
+    throw py::error_already_set();
+  m.add_object("apply", py::reinterpret_steal<py::object>(f));
+  m.def(
+      "set_dispatch",
+      [](py::object resolver, py::object fallback, bool legacy) {
+        dispatch_state &st = state();
+        st.resolver = std::move(resolver);
+        st.fallback = std::move(fallback);
+        st.legacy_promotion = legacy;
+        st.np_generic = reinterpret_cast<PyTypeObject *>(
+            py::object(py::module_::import("numpy").attr("generic")).release().ptr());
+        st.cache.clear();
+      },
+      py::arg("resolver"), py::arg("fallback"), py::arg("legacy_promotion"),
+      "Installs the Python resolver (name, descriptors, out_dtype) -> (ElementwiseCore, "
+      "result dtype) or None, and the fallback for cases it cannot cache.");
+  m.def("clear_dispatch_cache", [] { state().cache.clear(); });
+  m.def("dispatch_cache_size", [] { return state().cache.size(); });
+}
+
+} // namespace cuplug::python::array
