@@ -253,5 +253,4 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(compiler, cuplug::plugins::nvrtc_compiler, "nvrtc",
-              "NVRTC: compiles CUDA C++ in process to cubin, PTX or LTO-IR",
-              CUPLUG_PLUGIN_VERSION)
+              "NVRTC: compiles CUDA C++ in process to cubin, PTX or LTO-IR", CUPLUG_PLUGIN_VERSION)

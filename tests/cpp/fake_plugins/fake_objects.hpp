@@ -72,8 +72,7 @@ private:
   }
   void do_unload_module(CUmodule) override {}
   CUfunction do_get_function(CUmodule, const std::string &) override { return nullptr; }
-  std::pair<cuplug::device_ptr, std::size_t> do_get_global(CUmodule,
-                                                           const std::string &) override {
+  std::pair<cuplug::device_ptr, std::size_t> do_get_global(CUmodule, const std::string &) override {
     return {0, 0};
   }
   void do_launch(CUfunction, const cuplug::launch_config &, void *, std::size_t) override {}
