@@ -39,9 +39,11 @@ budget() {
 
 python=$(python3 -c 'import sys; print(sys.executable)')
 export PYTHONPATH="$build/python" CUPLUG_BUILD_DIR="$build" PYTHONUNBUFFERED=1
-# Real driver and devices: never the fake one, and no stale choices from the environment.
-unset CUPLUG_CUDA_DRIVER CUPLUG_ALLOCATOR CUPLUG_COMPILER CUPLUG_LAUNCHER CUPLUG_RNG CUPLUG_INTEROP \
-  CUPLUG_PLUGIN_PATH CUPLUG_CONFIG CUPLUG_DISABLE_CACHE
+# Real driver and devices: never the fake one, and no stale choices from the environment:
+# CUPLUG_<KIND> for every kind of the kinds table ("  X(kind, ..." lines).
+kind_vars=$(sed -n 's/^  X(\([a-z_]*\),.*/CUPLUG_\U\1/p' core/include/cuplug/plugin_kinds.hpp)
+# shellcheck disable=SC2086 # one variable name per word
+unset CUPLUG_CUDA_DRIVER $kind_vars CUPLUG_PLUGIN_PATH CUPLUG_CONFIG CUPLUG_DISABLE_CACHE
 export CUPLUG_CACHE_DIR="$build/kernel-cache"
 export PATH="/usr/local/cuda/bin:$PATH"
 

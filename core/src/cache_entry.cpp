@@ -1,4 +1,5 @@
 // The compile cache's entry file format: encode_cache_entry() and its verifying decoder.
+#include "cache_entry.hpp"
 #include "sha256.hpp"
 
 #include <cuplug/compile_cache.hpp>

@@ -1,4 +1,5 @@
 // Cache keys: normalised options, the per-process request hash, the SHA-256 content key.
+#include "cache_key.hpp"
 #include "compile_cache_detail.hpp"
 #include "sha256.hpp"
 

@@ -1,4 +1,4 @@
-// The compiler's public door: request checks and foreign-exception translation.
+// The compiler's public door: request checks and foreign-exception translation for every call.
 #include <cuplug/compiler.hpp>
 
 #include "foreign_exceptions.hpp"
@@ -9,10 +9,14 @@ namespace cuplug {
 
 const char *to_string(image_format format) noexcept {
   switch (format) {
-  case image_format::cubin: return "cubin";
-  case image_format::ptx: return "ptx";
-  case image_format::fatbin: return "fatbin";
-  case image_format::ltoir: return "ltoir";
+  case image_format::cubin:
+    return "cubin";
+  case image_format::ptx:
+    return "ptx";
+  case image_format::fatbin:
+    return "fatbin";
+  case image_format::ltoir:
+    return "ltoir";
   }
   return "unknown";
 }
@@ -28,6 +32,22 @@ compiled_image compiler::compile(const compile_request &request) {
     return out;
   } catch (...) {
     detail::rethrow_as_core_error(*this, "compiler", "compile");
+  }
+}
+
+std::string compiler::version() const {
+  try {
+    return do_version();
+  } catch (...) {
+    detail::rethrow_as_core_error(*this, "compiler", "version");
+  }
+}
+
+std::vector<int> compiler::supported_archs() const {
+  try {
+    return do_supported_archs();
+  } catch (...) {
+    detail::rethrow_as_core_error(*this, "compiler", "supported_archs");
   }
 }
 

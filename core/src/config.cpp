@@ -180,21 +180,7 @@ void config::set_explicit_options(plugin_kind kind, const std::string &name,
   __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
 }
 
-const char *config::builtin_default(plugin_kind kind) noexcept {
-  switch (kind) {
-  case plugin_kind::allocator:
-    return "device";
-  case plugin_kind::compiler:
-    return "nvrtc";
-  case plugin_kind::launcher:
-    return "driver";
-  case plugin_kind::rng:
-    return "curand";
-  case plugin_kind::interop:
-    return "gl";
-  }
-  return "";
-}
+const char *config::builtin_default(plugin_kind kind) noexcept { return default_backend(kind); }
 
 std::string config::env_var(plugin_kind kind) {
   std::string var = "CUPLUG_";

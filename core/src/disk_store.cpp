@@ -1,6 +1,7 @@
 // The on-disk compile cache: directory checks, entry reads, atomic writes, LRU eviction.
 #include "disk_store.hpp"
 
+#include "cache_entry.hpp"
 #include "compile_cache_detail.hpp"
 #include "path_trust.hpp"
 

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -18,9 +19,20 @@ struct driver_state {
   driver_api api;
   get_proc_address_fn get_proc = nullptr;
   bool ok = false;
-  std::string library;   // what was opened, or tried
-  std::string problem;   // why it is unusable; empty when ok
+  std::string library; // what was opened, or tried
+  std::string problem; // why it is unusable; empty when ok
 };
+
+// Fills one entry of the table; it stays nullptr when the driver lacks that entry point.
+template <class F> void fetch(const driver_state &s, const char *entry, F &slot) {
+  const std::string name(entry, std::strcspn(entry, ","));
+  void *p = nullptr;
+  CUdriverProcAddressQueryResult found{};
+  if (s.get_proc(name.c_str(), &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) ==
+          CUDA_SUCCESS &&
+      found == CU_GET_PROC_ADDRESS_SUCCESS)
+    slot = reinterpret_cast<F>(p);
+}
 
 driver_state &state() {
   // Never destroyed: driver calls may come from destructors during process exit.
@@ -52,24 +64,15 @@ void load(driver_state &s) {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void *>(s.get_proc), &info) && info.dli_fname)
     s.library = info.dli_fname;
-#define CUPLUG_DRIVER_FETCH(name)                                                                  \
-  {                                                                                                \
-    void *p = nullptr;                                                                             \
-    CUdriverProcAddressQueryResult found{};                                                        \
-    if (s.get_proc(#name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) ==               \
-            CUDA_SUCCESS &&                                                                        \
-        found == CU_GET_PROC_ADDRESS_SUCCESS)                                                      \
-      s.api.name = reinterpret_cast<decltype(s.api.name)>(p);                                      \
-  }
+    // #__VA_ARGS__ is the entry as written, "cuMemAlloc" or "cuCtxSynchronize, cuCtxSynchronize_v2"
+    // (stringizing keeps cuda.h's cuMemAlloc -> cuMemAlloc_v2 macros from applying): the base name
+    // cuGetProcAddress wants is what comes before any comma.
+#define CUPLUG_DRIVER_FETCH(...) fetch(s, #__VA_ARGS__, s.api.CUPLUG_DRIVER_NAME(__VA_ARGS__));
   CUPLUG_DRIVER_FUNCTIONS(CUPLUG_DRIVER_FETCH)
-#define CUPLUG_DRIVER_FETCH_AS(name, prototype) CUPLUG_DRIVER_FETCH(name)
-  CUPLUG_DRIVER_FUNCTIONS_CUDA13(CUPLUG_DRIVER_FETCH_AS)
-#undef CUPLUG_DRIVER_FETCH_AS
 #undef CUPLUG_DRIVER_FETCH
   if (!s.api.cuInit || !s.api.cuDriverGetVersion) {
-    s.problem = "the CUDA driver library '" + s.library +
-                "' does not provide cuInit for CUDA " + std::to_string(CUDA_VERSION / 1000) +
-                "; update the NVIDIA driver";
+    s.problem = "the CUDA driver library '" + s.library + "' does not provide cuInit for CUDA " +
+                std::to_string(CUDA_VERSION / 1000) + "; update the NVIDIA driver";
     return;
   }
   s.ok = true;
@@ -86,7 +89,8 @@ driver_state &loaded() {
 
 const driver_api &driver() {
   auto &s = loaded();
-  if (!s.ok) throw cuda_error("cuInit", CUDA_ERROR_NO_DEVICE, s.problem);
+  if (!s.ok)
+    throw cuda_error("cuInit", CUDA_ERROR_NO_DEVICE, s.problem);
   return s.api;
 }
 
@@ -105,7 +109,8 @@ std::string driver_library_description() {
 
 void *driver_symbol(const char *name, int cuda_version) {
   auto &s = loaded();
-  if (!s.ok) return nullptr;
+  if (!s.ok)
+    return nullptr;
   void *p = nullptr;
   CUdriverProcAddressQueryResult found{};
   if (s.get_proc(name, &p, cuda_version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
@@ -116,7 +121,8 @@ void *driver_symbol(const char *name, int cuda_version) {
 
 void check(CUresult result, const char *routine) {
   if (result != CUDA_SUCCESS) {
-    if (result == CUDA_ERROR_OUT_OF_MEMORY) throw out_of_memory(routine, 0, 0, 0, 0);
+    if (result == CUDA_ERROR_OUT_OF_MEMORY)
+      throw out_of_memory(routine, 0, 0, 0, 0);
     throw cuda_error(routine, result);
   }
 }

@@ -1,8 +1,8 @@
 // GPU architectures: parse_arch() reads every spelling of one, choose_arch() clamps to a compiler.
 #include "compile_cache_detail.hpp"
 
-#include <cuplug/compile_cache.hpp>
 #include <cuplug/errors.hpp>
+#include <cuplug/gpu_arch.hpp>
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,7 @@
 // The user headers a source includes: include-line scanning, include dirs, change stamps.
 #include "included_headers.hpp"
 
+#include "cache_key.hpp"
 #include "compile_cache_detail.hpp"
 
 #include <sys/stat.h>

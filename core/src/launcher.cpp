@@ -85,8 +85,7 @@ CUfunction launcher::get_function(CUmodule module, const std::string &name) {
   }
 }
 
-std::pair<CUdeviceptr, std::size_t> launcher::get_global(CUmodule module,
-                                                          const std::string &name) {
+std::pair<device_ptr, std::size_t> launcher::get_global(CUmodule module, const std::string &name) {
   try {
     return do_get_global(module, name);
   } catch (...) {
@@ -99,9 +98,10 @@ void launcher::launch(CUfunction function, const launch_config &c, void *args,
   const bool block_ok = c.block.x - 1 < max_block[0] && c.block.y - 1 < max_block[1] &&
                         c.block.z - 1 < max_block[2] &&
                         1ull * c.block.x * c.block.y * c.block.z <= max_threads_per_block;
-  const bool grid_ok = c.grid.x - 1 < max_grid[0] && c.grid.y - 1 < max_grid[1] &&
-                       c.grid.z - 1 < max_grid[2];
-  if (!block_ok || !grid_ok) check_geometry_slow(c);
+  const bool grid_ok =
+      c.grid.x - 1 < max_grid[0] && c.grid.y - 1 < max_grid[1] && c.grid.z - 1 < max_grid[2];
+  if (!block_ok || !grid_ok)
+    check_geometry_slow(c);
   if (c.shared_bytes > default_shared_limit) {
     const int limit =
         do_function_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
@@ -148,7 +148,8 @@ launcher::parameter_layout(CUfunction function) {
 
 int launcher::max_active_blocks_per_multiprocessor(CUfunction function, int block_size,
                                                    std::size_t dynamic_shared) {
-  if (block_size <= 0) throw std::invalid_argument("block size must be positive");
+  if (block_size <= 0)
+    throw std::invalid_argument("block size must be positive");
   try {
     return do_max_active_blocks_per_multiprocessor(function, block_size, dynamic_shared);
   } catch (...) {

@@ -2,6 +2,9 @@
 #include "plugin_loader.hpp"
 
 #include "elf_manifest.hpp"
+#include "plugin_abi_checks.hpp"
+
+#include <cuplug/driver_api.hpp>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -24,7 +27,7 @@ bool valid_name(const std::string &name) {
   });
 }
 
-bool known_kind(std::uint32_t kind) { return kind >= 1 && kind <= 5; }
+bool known_kind(std::uint32_t kind) { return is_plugin_kind(kind); }
 
 std::string join(const std::vector<std::string> &items, const char *quote) {
   std::string out;
@@ -69,25 +72,27 @@ std::string manifest_problem(const plugin_manifest &m, std::size_t section_bytes
   for (auto [field, ok] :
        {std::pair{"abi_tag", terminated(m.abi_tag)}, std::pair{"name", terminated(m.name)},
         std::pair{"description", terminated(m.description)},
-        std::pair{"version", terminated(m.version)}})
+        std::pair{"version", terminated(m.version)},
+        std::pair{"cuplug_version", terminated(m.cuplug_version)}})
     if (!ok)
       return who(m, path) + " has a corrupt manifest: field '" + field +
              "' is not NUL-terminated; " + rebuild_advice;
   if (!known_kind(m.kind))
     return who(m, path) + " declares plugin kind " + std::to_string(m.kind) +
-           ", which this cuplug does not know (it knows allocator, compiler, launcher, rng, "
-           "interop): it needs a newer cuplug, or " +
-           rebuild_advice;
+           ", which this cuplug does not know (it knows " + plugin_kind_list() +
+           "): it needs a newer cuplug, or " + rebuild_advice;
   const auto kind = static_cast<plugin_kind>(m.kind);
   if (m.interface_version != interface_version(kind))
     return who(m, path) + " implements " + to_string(kind) + " interface version " +
            std::to_string(m.interface_version) + ", this cuplug provides " +
            std::to_string(interface_version(kind)) + ": " + rebuild_advice;
-  if (field_string(m.abi_tag) != CUPLUG_ABI_TAG)
-    return who(m, path) + " was built with ABI tag '" + field_string(m.abi_tag) +
-           "', this cuplug has '" CUPLUG_ABI_TAG
-           "' (compiler family, C++ ABI, standard library and architecture must match): rebuild "
-           "it with the compiler and standard library cuplug was built with";
+  if (std::string problem = abi_tag_problem(field_string(m.abi_tag), CUPLUG_ABI_TAG);
+      !problem.empty())
+    return who(m, path) + " " + problem;
+  if (std::string problem = driver_table_problem(
+          m.driver_api_entries, field_string(m.cuplug_version), driver_api_entries);
+      !problem.empty())
+    return who(m, path) + " " + problem;
   if (!valid_name(field_string(m.name)))
     return "plugin file " + path + " has the name '" + field_string(m.name) +
            "'; backend names are lowercase letters, digits and '_' (e.g. 'my_pool'): fix the "

@@ -47,18 +47,14 @@ int source_rank(const std::string &source) {
   return 0; // "explicit", "builtin"
 }
 
+// The interface class of each kind has the kind's name (plugin_kinds.hpp).
 bool is_kind(plugin_object *object, plugin_kind kind) {
   switch (kind) {
-  case plugin_kind::allocator:
-    return dynamic_cast<allocator *>(object) != nullptr;
-  case plugin_kind::compiler:
-    return dynamic_cast<compiler *>(object) != nullptr;
-  case plugin_kind::launcher:
-    return dynamic_cast<launcher *>(object) != nullptr;
-  case plugin_kind::rng:
-    return dynamic_cast<rng *>(object) != nullptr;
-  case plugin_kind::interop:
-    return dynamic_cast<interop *>(object) != nullptr;
+#define CUPLUG_KIND_CASE(name, id, version, default_backend)                                       \
+  case plugin_kind::name:                                                                          \
+    return dynamic_cast<name *>(object) != nullptr;
+    CUPLUG_PLUGIN_KINDS(CUPLUG_KIND_CASE)
+#undef CUPLUG_KIND_CASE
   }
   return false;
 }

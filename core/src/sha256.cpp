@@ -1,7 +1,5 @@
-// SHA-256 (FIPS 180-4): the hash class and sha256_hex() of the public compile cache header.
+// SHA-256 (FIPS 180-4): the hash class and sha256_hex().
 #include "sha256.hpp"
-
-#include <cuplug/compile_cache.hpp>
 
 #include <algorithm>
 #include <cstring>

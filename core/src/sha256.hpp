@@ -33,4 +33,7 @@ private:
   std::uint64_t total_ = 0;
 };
 
+// Lowercase hex SHA-256 of `data` (the key and entry checksum hash).
+std::string sha256_hex(std::string_view data);
+
 } // namespace cuplug

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace cuplug {
+namespace cuplug::plugins {
 namespace {
 
 // `release_threshold`: bytes the pool keeps reserved across synchronisations
@@ -160,9 +160,9 @@ private:
 };
 
 } // namespace
-} // namespace cuplug
+} // namespace cuplug::plugins
 
-CUPLUG_PLUGIN(allocator, cuplug::async_allocator, "async",
+CUPLUG_PLUGIN(allocator, cuplug::plugins::async_allocator, "async",
               "stream-ordered cuMemAllocFromPoolAsync on a CUDA memory pool (option "
               "release_threshold)",
-              "1.0")
+              CUPLUG_PLUGIN_VERSION)

@@ -31,4 +31,5 @@ void device_allocator::do_deallocate(std::uintptr_t ptr, std::size_t, CUstream) 
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(allocator, cuplug::plugins::device_allocator, "device",
-              "cuMemAlloc/cuMemFree for every allocation, no caching", "0.1")
+              "cuMemAlloc/cuMemFree for every allocation, no caching",
+              CUPLUG_PLUGIN_VERSION)

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string>
 
-namespace cuplug {
+namespace cuplug::plugins {
 namespace {
 
 // Small blocks come from aligned_alloc; blocks of `map_threshold` bytes or more are mapped with
@@ -74,7 +74,8 @@ private:
 };
 
 } // namespace
-} // namespace cuplug
+} // namespace cuplug::plugins
 
-CUPLUG_PLUGIN(allocator, cuplug::host_allocator, "host",
-              "plain aligned host memory (tests, CI, host upstream of a pool)", "1.0")
+CUPLUG_PLUGIN(allocator, cuplug::plugins::host_allocator, "host",
+              "plain aligned host memory (tests, CI, host upstream of a pool)",
+              CUPLUG_PLUGIN_VERSION)

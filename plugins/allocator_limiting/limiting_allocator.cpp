@@ -9,7 +9,7 @@
 #include <atomic>
 #include <string>
 
-namespace cuplug {
+namespace cuplug::plugins {
 namespace {
 
 std::size_t required_limit(const options &opts) {
@@ -64,7 +64,8 @@ private:
 };
 
 } // namespace
-} // namespace cuplug
+} // namespace cuplug::plugins
 
-CUPLUG_PLUGIN(allocator, cuplug::limiting_allocator, "limiting",
-              "adaptor capping the bytes in use (options: upstream, limit)", "1.0")
+CUPLUG_PLUGIN(allocator, cuplug::plugins::limiting_allocator, "limiting",
+              "adaptor capping the bytes in use (options: upstream, limit)",
+              CUPLUG_PLUGIN_VERSION)

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <string>
 
-namespace cuplug {
+namespace cuplug::plugins {
 namespace {
 
 // The log format, version 1 (cuplug.memory.replay() reads it). Text, one event per line, fields
@@ -278,7 +278,8 @@ void live_logs::finish_all() {
 }
 
 } // namespace
-} // namespace cuplug
+} // namespace cuplug::plugins
 
-CUPLUG_PLUGIN(allocator, cuplug::logging_allocator, "logging",
-              "adaptor writing a replayable event log (options: upstream, path, flush)", "1.0")
+CUPLUG_PLUGIN(allocator, cuplug::plugins::logging_allocator, "logging",
+              "adaptor writing a replayable event log (options: upstream, path, flush)",
+              CUPLUG_PLUGIN_VERSION)

@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace cuplug {
+namespace cuplug::plugins {
 namespace {
 
 unsigned attach_flag(const options &opts) {
@@ -50,7 +50,8 @@ private:
 };
 
 } // namespace
-} // namespace cuplug
+} // namespace cuplug::plugins
 
-CUPLUG_PLUGIN(allocator, cuplug::managed_allocator, "managed",
-              "unified memory from cuMemAllocManaged (option attach: global/host)", "1.0")
+CUPLUG_PLUGIN(allocator, cuplug::plugins::managed_allocator, "managed",
+              "unified memory from cuMemAllocManaged (option attach: global/host)",
+              CUPLUG_PLUGIN_VERSION)

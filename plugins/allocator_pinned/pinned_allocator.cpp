@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-namespace cuplug {
+namespace cuplug::plugins {
 namespace {
 
 // cuMemHostAlloc / cuMemFreeHost with fixed flags.
@@ -103,7 +103,8 @@ private:
 };
 
 } // namespace
-} // namespace cuplug
+} // namespace cuplug::plugins
 
-CUPLUG_PLUGIN(allocator, cuplug::pinned_allocator, "pinned",
-              "page-locked host memory from cuMemHostAlloc (options: flags, pooled)", "1.0")
+CUPLUG_PLUGIN(allocator, cuplug::plugins::pinned_allocator, "pinned",
+              "page-locked host memory from cuMemHostAlloc (options: flags, pooled)",
+              CUPLUG_PLUGIN_VERSION)

@@ -15,4 +15,4 @@ pool_allocator::pool_allocator(const options &opts)
 
 CUPLUG_PLUGIN(allocator, cuplug::pool_allocator, "pool",
               "caching pool with size bins over an upstream allocator (stream-ordered reuse)",
-              "1.0")
+              CUPLUG_PLUGIN_VERSION)

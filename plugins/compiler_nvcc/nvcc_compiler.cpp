@@ -1,8 +1,8 @@
 // The nvcc compiler plugin: finding nvcc, running it without a shell, and reading its output.
 #include "nvcc_compiler.hpp"
 
-#include <cuplug/compile_cache.hpp>
 #include <cuplug/errors.hpp>
+#include <cuplug/gpu_arch.hpp>
 #include <cuplug/plugin.hpp>
 
 #include <fcntl.h>
@@ -450,4 +450,5 @@ compiled_image nvcc_compiler::do_compile(const compile_request &r) {
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(compiler, cuplug::plugins::nvcc_compiler, "nvcc",
-              "nvcc: compiles CUDA C++ by running the toolkit's nvcc (cubin, PTX, fatbin)", "1.0")
+              "nvcc: compiles CUDA C++ by running the toolkit's nvcc (cubin, PTX, fatbin)",
+              CUPLUG_PLUGIN_VERSION)

@@ -1,8 +1,8 @@
 // The NVRTC compiler plugin: options, name expressions, log and output of one nvrtcProgram.
 #include "nvrtc_compiler.hpp"
 
-#include <cuplug/compile_cache.hpp>
 #include <cuplug/errors.hpp>
+#include <cuplug/gpu_arch.hpp>
 #include <cuplug/plugin.hpp>
 
 #include <nvrtc.h>
@@ -253,4 +253,4 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(compiler, cuplug::plugins::nvrtc_compiler, "nvrtc",
-              "NVRTC: compiles CUDA C++ in process to cubin, PTX or LTO-IR", "1.0")
+              "NVRTC: compiles CUDA C++ in process to cubin, PTX or LTO-IR", CUPLUG_PLUGIN_VERSION)

@@ -93,9 +93,9 @@ CUfunction driver_launcher::do_get_function(CUmodule module, const std::string &
   return function;
 }
 
-std::pair<CUdeviceptr, std::size_t> driver_launcher::do_get_global(CUmodule module,
-                                                                   const std::string &name) {
-  CUdeviceptr ptr = 0;
+std::pair<device_ptr, std::size_t> driver_launcher::do_get_global(CUmodule module,
+                                                                  const std::string &name) {
+  device_ptr ptr = 0;
   std::size_t bytes = 0;
   const CUresult result = detail::entry(driver().cuModuleGetGlobal,
                                         "cuModuleGetGlobal")(&ptr, &bytes, module, name.c_str());
@@ -167,4 +167,5 @@ int driver_launcher::do_max_active_blocks_per_multiprocessor(CUfunction function
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(launcher, cuplug::plugins::driver_launcher, "driver",
-              "modules and launches through the CUDA driver API (cuLaunchKernel)", "0.1")
+              "modules and launches through the CUDA driver API (cuLaunchKernel)",
+              CUPLUG_PLUGIN_VERSION)

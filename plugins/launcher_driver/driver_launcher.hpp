@@ -19,8 +19,8 @@ private:
   CUmodule do_load_module_file(const std::string &path) override;
   void do_unload_module(CUmodule module) override;
   CUfunction do_get_function(CUmodule module, const std::string &name) override;
-  std::pair<CUdeviceptr, std::size_t> do_get_global(CUmodule module,
-                                                    const std::string &name) override;
+  std::pair<device_ptr, std::size_t> do_get_global(CUmodule module,
+                                                   const std::string &name) override;
   void do_launch(CUfunction function, const launch_config &config, void *args,
                  std::size_t arg_bytes) override;
   int do_function_attribute(CUfunction function, CUfunction_attribute attribute) override;

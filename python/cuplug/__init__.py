@@ -13,7 +13,8 @@ call. Backends (allocator, compiler, launcher, rng, interop) are plugins chosen 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import inspect
+from collections.abc import Callable, Iterator
 
 __version__ = "0.1.0"
 # PyCUDA's names for the version, for code written against it.
@@ -28,7 +29,43 @@ from . import _core, config, plugins  # noqa: E402  (_core does not open the dri
 # than a silently ignored choice; CUPLUG_CONFIG= (empty) starts without one.
 config.load()
 
-_KIND_ARGS = ("allocator", "compiler", "launcher", "rng", "interop")
+#: The backend kinds, each a keyword of use() and using(), in the order of the core's kinds table
+#: (core/include/cuplug/plugin_kinds.hpp): a kind added there is a keyword here.
+_KIND_ARGS: tuple[str, ...] = config.KINDS
+
+
+def _with_kind_parameters(func: Callable) -> Callable:
+    """Gives ``func(*names, **kwargs)`` the signature help() and IDEs show: one keyword per
+    kind, then ``**plugin_options``."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter(k, kind, default=None, annotation="str | None") for k in _KIND_ARGS]
+    params.append(
+        inspect.Parameter("plugin_options", inspect.Parameter.VAR_KEYWORD, annotation="dict")
+    )
+    func.__signature__ = inspect.signature(func).replace(parameters=params)
+    return func
+
+
+def _split_arguments(
+    where: str, names: tuple, kwargs: dict
+) -> tuple[dict[str, object], dict[str, object]]:
+    """({kind: name or None}, {other keyword: value}) of a use()/using() call; positional names
+    are taken in the order of _KIND_ARGS."""
+    if len(names) > len(_KIND_ARGS):
+        raise TypeError(
+            f"{where} takes at most {len(_KIND_ARGS)} backend names "
+            f"({', '.join(_KIND_ARGS)}), got {len(names)}"
+        )
+    args = dict(zip(_KIND_ARGS, names))
+    rest = {}
+    for key, value in kwargs.items():
+        if key not in _KIND_ARGS:
+            rest[key] = value
+        elif key in args:
+            raise TypeError(f"{where} got multiple values for argument {key!r}")
+        else:
+            args[key] = value
+    return args, rest
 
 
 def _check_available(kind: str, name: object) -> None:
@@ -52,15 +89,10 @@ def _options_by_kind(plugin_options: dict) -> dict[str, dict]:
     return by_kind
 
 
-def use(
-    allocator: str | None = None,
-    compiler: str | None = None,
-    launcher: str | None = None,
-    rng: str | None = None,
-    interop: str | None = None,
-    **plugin_options: dict,
-) -> dict[str, str]:
-    """Chooses backends for the whole process; kinds left as None keep their choice.
+@_with_kind_parameters
+def use(*names: str | None, **kinds_and_options: object) -> dict[str, str]:
+    """Chooses backends for the whole process: ``use(allocator=..., compiler=..., launcher=...,
+    rng=..., interop=...)``, one keyword per kind; kinds left as None keep their choice.
 
     Options go to the backend chosen in the same call, or the one selected for that kind:
     ``cuplug.use(allocator="limiting", allocator_options={"limit": "4GiB"})``. Unknown names and
@@ -69,7 +101,7 @@ def use(
     changes then. Returns the previous selection of the kinds it chose, ``{kind: name}``, so that
     ``cuplug.use(**previous)`` puts it back (``cuplug.using()`` restores exactly, sources and
     options included)."""
-    args = dict(zip(_KIND_ARGS, (allocator, compiler, launcher, rng, interop)))
+    args, plugin_options = _split_arguments("cuplug.use()", names, kinds_and_options)
     choices = {kind: name for kind, name in args.items() if name is not None}
     options = _options_by_kind(plugin_options)
     for kind, name in choices.items():
@@ -100,19 +132,13 @@ def use(
 
 
 @contextlib.contextmanager
-def using(
-    allocator: str | None = None,
-    compiler: str | None = None,
-    launcher: str | None = None,
-    rng: str | None = None,
-    interop: str | None = None,
-    **plugin_options: dict,
-) -> Iterator[None]:
+@_with_kind_parameters  # functools.wraps copies the signature onto contextmanager's wrapper
+def using(*names: str | None, **kinds_and_options: object) -> Iterator[None]:
     """``with cuplug.using(allocator="pool"):`` chooses backends for the block, then puts the
     explicit choices and options back exactly as they were. The choice is process-wide, not
     per thread."""
     state = config.snapshot()
-    use(allocator, compiler, launcher, rng, interop, **plugin_options)
+    use(*names, **kinds_and_options)
     try:
         yield
     finally:

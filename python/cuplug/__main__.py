@@ -71,6 +71,8 @@ def _plugins_report() -> dict:
                 "abi_tag": c.abi_tag,
                 "abi_major": c.abi_major,
                 "interface_version": c.interface_version,
+                "driver_api_entries": c.driver_api_entries,
+                "cuplug_version": c.cuplug_version,
                 "source": sources.get(c.path),
             }
         )
@@ -79,6 +81,7 @@ def _plugins_report() -> dict:
         "plugin_path": os.environ.get("CUPLUG_PLUGIN_PATH", ""),
         "abi_major": _core.backends.PLUGIN_ABI_MAJOR,
         "abi_tag": _core.backends.ABI_TAG,
+        "driver_api_entries": _core.backends.DRIVER_API_ENTRIES,
         "candidates": candidates,
     }
 
@@ -86,11 +89,13 @@ def _plugins_report() -> dict:
 def _backends_report() -> dict:
     report = {}
     for kind, choice in config.selection().items():
+        reason = choice.reason
         report[kind] = {
             "name": choice.name,
             "source": choice.source,
             "origin": choice.origin,
-            "available": bool(_core.backends.has(kind, choice.name)),
+            "available": reason is None,
+            "reason": reason,
             "options": config.options(kind, choice.name),
         }
     return report
@@ -160,8 +165,9 @@ def format_text(info: dict) -> str:
         out.append(head)
         details = []
         if c["abi_tag"] is not None:
+            built = f", cuplug {c['cuplug_version']}" if c["cuplug_version"] else ""
             details.append(
-                f"ABI {c['abi_major']} {c['abi_tag']}, interface {c['interface_version']}"
+                f"ABI {c['abi_major']} {c['abi_tag']}, interface {c['interface_version']}{built}"
             )
         if c["source"]:
             details.append(f"from {c['source']}")
@@ -177,6 +183,8 @@ def format_text(info: dict) -> str:
         opts = ", ".join(f"{k}={v}" for k, v in sorted(b["options"].items()))
         opts = f"  options: {opts}" if opts else ""
         out.append(f"  {kind:<10} {b['name']:<10} ({where}){status}{opts}")
+        if b["reason"]:
+            out.append(f"             {b['reason']}")
 
     cfg = info["config_file"]
     out.append(f"config file: {cfg['path'] or 'none'} (searched {cfg['searched']})")

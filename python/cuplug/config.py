@@ -34,14 +34,34 @@ KINDS: tuple[str, ...] = tuple(_backends.KINDS)
 ConfigError = _core.ConfigError
 
 
-class Choice(NamedTuple):
-    """The backend chosen for a kind, and why."""
-
+class _ChoiceFields(NamedTuple):
     name: str
     #: "explicit", "environment", "config file" or "built-in default"
     source: str
     #: what set it: "cuplug.use()", the variable's name, the file's path, "built-in default"
     origin: str
+
+
+class Choice(_ChoiceFields):
+    """The backend chosen for a kind, and why: ``(name, source, origin)``. ``available`` says
+    whether a plugin of that name is loaded, ``reason`` why not: a built-in default may name a
+    plugin this installation does not have (``rng = curand``)."""
+
+    #: The kind it is the choice for; None for a Choice made by hand.
+    kind: str | None = None
+
+    @property
+    def reason(self) -> str | None:
+        """None when the chosen backend is available, else why it is not ("unknown rng
+        'curand'; available: none", plus any plugin file that provides it but was refused)."""
+        if self.kind is None:
+            return None
+        return _backends.unavailable_reason(self.kind, self.name)
+
+    @property
+    def available(self) -> bool:
+        """Whether a plugin (or built-in) of the chosen name is loaded for this kind."""
+        return self.reason is None
 
 
 # Options set through cuplug.use(), mirrored here so cuplug.using() can put back exactly what
@@ -57,7 +77,9 @@ def _check_kind(kind: str) -> str:
 
 def selected(kind: str) -> Choice:
     """The backend chosen for ``kind`` and the layer that chose it."""
-    return Choice(*_backends.selected(_check_kind(kind)))
+    choice = Choice(*_backends.selected(_check_kind(kind)))
+    choice.kind = kind
+    return choice
 
 
 def selection() -> dict[str, Choice]:
@@ -271,7 +293,8 @@ def file() -> str | None:
 
 
 def describe() -> str:
-    """A table of every kind's choice and its source."""
+    """A table of every kind's choice and its source; a choice that names no loaded plugin is
+    marked unavailable, with the reason."""
     lines = []
     for kind, choice in selection().items():
         where = (
@@ -280,6 +303,9 @@ def describe() -> str:
             else (f"{choice.source}: {choice.origin}")
         )
         lines.append(f"{kind:<10} {choice.name:<10} ({where})")
+        reason = choice.reason
+        if reason is not None:
+            lines[-1] += f"  [unavailable: {reason}]"
     path = file()
     lines.append(f"config file: {path if path else 'none'}")
     return "\n".join(lines)

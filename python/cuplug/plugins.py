@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from . import _core
+from . import config as _config
 
 _backends = _core.backends
 
@@ -27,6 +28,15 @@ def available(kind: str | None = None) -> list[PluginInfo]:
 def names(kind: str) -> list[str]:
     """Names of the loaded plugins of a kind, sorted."""
     return list(_backends.names(kind))
+
+
+def unavailable_reason(kind: str, name: str | None = None) -> str | None:
+    """None when a backend of ``kind`` named ``name`` (default: the one selected for ``kind``)
+    is loaded, else why not: the kinds' built-in defaults may name plugins this installation
+    does not have (``rng = curand``, ``interop = gl``)."""
+    if name is None:
+        return _config.selected(kind).reason
+    return _backends.unavailable_reason(kind, name)
 
 
 def diagnostics() -> list[PluginCandidate]:

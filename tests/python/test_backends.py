@@ -14,11 +14,7 @@ import cuplug.memory
 from cuplug import _core
 
 SELECTION_VARS = (
-    "CUPLUG_ALLOCATOR",
-    "CUPLUG_COMPILER",
-    "CUPLUG_LAUNCHER",
-    "CUPLUG_RNG",
-    "CUPLUG_INTEROP",
+    *_core.backends.ENV_VARS.values(),  # CUPLUG_<KIND> of every kind
     "CUPLUG_PLUGIN_PATH",
 )
 
@@ -279,8 +275,10 @@ def test_load_refused_plugin_says_why(tmp_path):
         cuplug.plugins.load(tmp_path)
     with pytest.raises(cuplug.plugins.PluginError, match="not a folder"):
         cuplug.plugins.load_dir(fake_plugin("bad_abi_major"))
+    abi = _core.backends.PLUGIN_ABI_MAJOR
     with pytest.raises(
-        cuplug.plugins.PluginError, match="built for plugin ABI 2, this cuplug provides 1"
+        cuplug.plugins.PluginError,
+        match=f"built for plugin ABI {abi + 1}, this cuplug provides {abi}",
     ):
         cuplug.plugins.load(fake_plugin("bad_abi_major"))
     refused = [

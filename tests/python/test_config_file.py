@@ -9,13 +9,10 @@ import textwrap
 import pytest
 
 import cuplug
+from cuplug import _core
 
 SELECTION_VARS = (
-    "CUPLUG_ALLOCATOR",
-    "CUPLUG_COMPILER",
-    "CUPLUG_LAUNCHER",
-    "CUPLUG_RNG",
-    "CUPLUG_INTEROP",
+    *_core.backends.ENV_VARS.values(),  # CUPLUG_<KIND> of every kind
     "CUPLUG_PLUGIN_PATH",
     "CUPLUG_CONFIG",
     "XDG_CONFIG_HOME",

@@ -15,11 +15,7 @@ from cuplug import _core
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SELECTION_VARS = (
-    "CUPLUG_ALLOCATOR",
-    "CUPLUG_COMPILER",
-    "CUPLUG_LAUNCHER",
-    "CUPLUG_RNG",
-    "CUPLUG_INTEROP",
+    *_core.backends.ENV_VARS.values(),  # CUPLUG_<KIND> of every kind
     "CUPLUG_PLUGIN_PATH",
     "CUPLUG_CACHE_DIR",
     "CUPLUG_CONFIG",
@@ -88,6 +84,7 @@ def test_json_report_without_a_driver(tmp_path):
         "source": "built-in default",
         "origin": "built-in default",
         "available": True,
+        "reason": None,
         "options": {},
     }
     assert data["config_file"] == {
@@ -127,7 +124,8 @@ def test_refused_plugins_are_shown_with_their_reason(tmp_path):
         pytest.skip(f"fake plugin {bad} not built")
     out = info(tmp_path, CUPLUG_PLUGIN_PATH=f"{bad}:relative/plugins")
     assert re.search(rf"^  rejected +allocator +fake_abi2 +{re.escape(bad)}$", out, re.M), out
-    assert "was built for plugin ABI 2, this cuplug provides 1" in out
+    abi = _core.backends.PLUGIN_ABI_MAJOR
+    assert f"was built for plugin ABI {abi + 1}, this cuplug provides {abi}" in out
     assert "CUPLUG_PLUGIN_PATH entry 'relative/plugins' is a relative path" in out
     assert f"CUPLUG_PLUGIN_PATH={bad}:relative/plugins" in out
 

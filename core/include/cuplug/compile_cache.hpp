@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,31 +16,8 @@ namespace cuplug {
 // Bumped when the entry layout or the key recipe changes; older entries then simply miss.
 inline constexpr std::uint32_t compile_cache_format_version = 1;
 
-// Lowercase hex SHA-256 of `data` (the key and entry checksum hash; exposed for tests).
-std::string sha256_hex(std::string_view data);
-
-// "sm_90a", "compute_90", "lto_90", "90", "9.0" -> {90, "a"}. Throws config_error otherwise.
-// (Shared by the compiler plugins and the Python layer so that every spelling means the same.)
-struct gpu_arch {
-  int number = 0;
-  std::string suffix; // "", "a" (arch-specific) or "f" (family)
-};
-gpu_arch parse_arch(const std::string &text);
-
-// The arch to compile for a device of `device_arch` (e.g. 90) with a compiler that supports
-// `supported` (ascending): the device's own when supported, else the highest supported one below
-// it (`clamped`). When that is of an older major version no cubin of it loads on the device, so
-// `use_ptx` asks for PTX, which the driver compiles for the device. Throws config_error when the
-// device is older than every supported arch, or `supported` is empty.
-struct arch_choice {
-  int arch = 0;
-  bool clamped = false;
-  bool use_ptx = false;
-};
-arch_choice choose_arch(int device_arch, const std::vector<int> &supported,
-                        const std::string &compiler_id = "the compiler");
-
-// A user header the source includes, as it was when the key was made.
+// A user header the source includes, as it was when the key was made (compile_cache_key reads
+// them).
 struct included_header {
   std::string name; // path relative to the include dir it was found in
   std::string path; // where it was read from
@@ -49,21 +25,6 @@ struct included_header {
   long long mtime_ns = 0;
   long long size = 0;
 };
-
-// Headers reachable from `source` through #include lines that resolve in `include_dirs`
-// (searched in order; quoted includes of a header first look next to that header). Headers
-// found nowhere in those dirs (the toolkit's, the system's) are not listed: the compiler
-// version covers them. Computed includes (#include MACRO) cannot be followed.
-std::vector<included_header> find_included_headers(const std::string &source,
-                                                   const std::vector<std::string> &include_dirs);
-
-// User include dirs of a request: request.include_dirs, then -I / --include-path options.
-std::vector<std::string> user_include_dirs(const compile_request &request);
-
-// Options as they enter the key: trimmed, empty ones dropped, split flag/value pairs joined,
-// and those that cannot change the output dropped (-I dirs: the headers' content is keyed
-// instead, so moving a tree keeps its entries; --keep).
-std::vector<std::string> normalized_options(const std::vector<std::string> &options);
 
 // A compile request bound to the compiler that serves it, hashed once so that repeated lookups
 // with the same object cost no more than a hash-table probe.
@@ -160,10 +121,5 @@ private:
   struct impl;
   std::unique_ptr<impl> impl_;
 };
-
-// Entry file format, exposed for tests that corrupt entries on purpose.
-std::string encode_cache_entry(const std::string &key, const compiled_image &image);
-// False (and `image` untouched) when the bytes are not a complete, verified entry for `key`.
-bool decode_cache_entry(const std::string &bytes, const std::string &key, compiled_image &image);
 
 } // namespace cuplug

@@ -34,14 +34,15 @@ struct compiled_image {
 };
 
 // compile() throws compile_error (with the log) when the source does not compile, and
-// config_error for options the backend cannot take. Thread-safe.
+// config_error for options the backend cannot take. A plugin's other exceptions (not
+// cuplug::error) arrive as plugin_error naming the backend, from every call. Thread-safe.
 class CUPLUG_API compiler : public plugin_object {
 public:
-  compiled_image compile(const compile_request &request);
+  [[nodiscard]] compiled_image compile(const compile_request &request);
   // Identifies the toolchain for cache keys ("nvrtc 13.0").
-  std::string version() const { return do_version(); }
+  [[nodiscard]] std::string version() const;
   // Architectures this compiler can target, ascending (e.g. {75, 80, ..., 120}).
-  std::vector<int> supported_archs() const { return do_supported_archs(); }
+  [[nodiscard]] std::vector<int> supported_archs() const;
 
 private:
   virtual compiled_image do_compile(const compile_request &request) = 0;

@@ -4,12 +4,24 @@
 #include <cuda.h>
 #include <cudaProfiler.h>
 
+#include <cstdint>
 #include <string>
 
 namespace cuplug {
 
-// Every driver function cuplug calls. Each member has the prototype cuda.h gives it (its
-// versioned name, e.g. cuMemAlloc_v2) and is fetched with cuGetProcAddress for CUDA_VERSION.
+// Every driver function cuplug calls, in the order of driver_api's members. Plugins compile in
+// the offset of each member they call, so the table is APPEND ONLY: a new entry point goes at the
+// end of this list; removing, reordering or retyping an entry needs a new plugin_abi_major
+// (plugin_abi.hpp). tests/cpp/core/test_driver_api_layout.cpp freezes every offset and type, and
+// plugin manifests carry driver_api_entries, so a plugin built against a longer table than the
+// running cuplug has is refused instead of reading past its end.
+//
+// X(name) types the member with cuda.h's prototype of `name` (its versioned form, e.g.
+// cuMemAlloc_v2); X(name, prototype) with another one, for entry points whose CUDA 13 form (what
+// cuGetProcAddress returns for CUDA_VERSION 13000) differs from cuda.h's unsuffixed prototype:
+// cuCtxSynchronize and cuCtxGetDevice take a context (nullptr acts on the current one). Every
+// member is fetched with cuGetProcAddress(name, CUDA_VERSION).
+// clang-format off
 #define CUPLUG_DRIVER_FUNCTIONS(X)                                                                 \
   X(cuInit) X(cuDriverGetVersion) X(cuGetErrorString) X(cuGetErrorName)                           \
   X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceTotalMem)                       \
@@ -17,7 +29,7 @@ namespace cuplug {
   X(cuDeviceCanAccessPeer) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)               \
   X(cuDevicePrimaryCtxGetState) X(cuDeviceGetDefaultMemPool)                                      \
   X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuCtxGetCurrent)        \
-  X(cuCtxSetCurrent) X(cuCtxSetLimit) X(cuCtxGetLimit)      \
+  X(cuCtxSetCurrent) X(cuCtxSetLimit) X(cuCtxGetLimit)                                            \
   X(cuCtxSetCacheConfig) X(cuCtxGetCacheConfig) X(cuCtxSetSharedMemConfig)                        \
   X(cuCtxGetSharedMemConfig) X(cuCtxGetApiVersion) X(cuCtxEnablePeerAccess)                       \
   X(cuCtxDisablePeerAccess) X(cuCtxGetFlags)                                                      \
@@ -45,26 +57,34 @@ namespace cuplug {
   X(cuLaunchKernel) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuFuncSetCacheConfig)           \
   X(cuFuncGetParamInfo) X(cuFuncGetName)                                                          \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuOccupancyMaxPotentialBlockSize)              \
-  X(cuProfilerStart) X(cuProfilerStop)
+  X(cuProfilerStart) X(cuProfilerStop)                                                            \
+  X(cuCtxSynchronize, cuCtxSynchronize_v2) X(cuCtxGetDevice, cuCtxGetDevice_v2)
+// clang-format on
+
+// The member name and prototype of an entry X(name) or X(name, prototype).
+#define CUPLUG_DRIVER_NAME_(name, ...) name
+#define CUPLUG_DRIVER_NAME(...) CUPLUG_DRIVER_NAME_(__VA_ARGS__, ~)
+#define CUPLUG_DRIVER_PROTOTYPE_(name, prototype, ...) prototype
+#define CUPLUG_DRIVER_PROTOTYPE(...) CUPLUG_DRIVER_PROTOTYPE_(__VA_ARGS__, __VA_ARGS__, ~)
 
 // Deprecated entry points (shared-memory bank config) stay for PyCUDA compatibility.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-// Entry points whose CUDA 13 form (what cuGetProcAddress returns for CUDA_VERSION 13000) takes
-// one more argument than cuda.h's unsuffixed prototype: the table holds the CUDA 13 form.
-// Pass nullptr as the context to act on the current one.
-#define CUPLUG_DRIVER_FUNCTIONS_CUDA13(X)                                                          \
-  X(cuCtxSynchronize, cuCtxSynchronize_v2) X(cuCtxGetDevice, cuCtxGetDevice_v2)
-
 struct driver_api {
-#define CUPLUG_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+#define CUPLUG_DRIVER_MEMBER(...)                                                                  \
+  decltype(&::CUPLUG_DRIVER_PROTOTYPE(__VA_ARGS__)) CUPLUG_DRIVER_NAME(__VA_ARGS__) = nullptr;
   CUPLUG_DRIVER_FUNCTIONS(CUPLUG_DRIVER_MEMBER)
 #undef CUPLUG_DRIVER_MEMBER
-#define CUPLUG_DRIVER_MEMBER_AS(name, prototype) decltype(&::prototype) name = nullptr;
-  CUPLUG_DRIVER_FUNCTIONS_CUDA13(CUPLUG_DRIVER_MEMBER_AS)
-#undef CUPLUG_DRIVER_MEMBER_AS
 };
 #pragma GCC diagnostic pop
+
+// How many entry points driver_api holds; CUPLUG_PLUGIN writes it into the plugin's manifest.
+#define CUPLUG_DRIVER_COUNT(...) +1
+inline constexpr std::uint32_t driver_api_entries = 0 CUPLUG_DRIVER_FUNCTIONS(CUPLUG_DRIVER_COUNT);
+#undef CUPLUG_DRIVER_COUNT
+// One function pointer per entry and no padding: an entry's offset is its index in the list.
+static_assert(sizeof(driver_api) == driver_api_entries * sizeof(void (*)()),
+              "driver_api must hold only the function pointers of CUPLUG_DRIVER_FUNCTIONS");
 
 // The loaded driver. The first call opens $CUPLUG_CUDA_DRIVER or libcuda.so.1; if that fails it
 // throws cuda_error(CUDA_ERROR_NO_DEVICE) saying which library was tried and why it failed, and
@@ -94,7 +114,8 @@ void check(CUresult result, const char *routine);
 namespace cuplug::detail {
 [[noreturn]] void throw_missing_entry(const char *name);
 template <class F> F entry(F f, const char *name) {
-  if (f == nullptr) throw_missing_entry(name);
+  if (f == nullptr)
+    throw_missing_entry(name);
   return f;
 }
 } // namespace cuplug::detail

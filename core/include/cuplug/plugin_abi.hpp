@@ -1,6 +1,9 @@
 // The plugin handshake: a fixed-layout manifest read from the file before any plugin code runs.
 #pragma once
 
+#include <cuplug/plugin_kinds.hpp>
+#include <cuplug/version.hpp>
+
 #include <cstdint>
 
 // Types shared across the plugin boundary (interfaces, errors) keep default visibility even in
@@ -10,29 +13,16 @@
 
 namespace cuplug {
 
-// Bumped when the manifest layout or the create/destroy contract changes incompatibly.
-inline constexpr std::uint32_t plugin_abi_major = 1;
-
-enum class plugin_kind : std::uint32_t {
-  allocator = 1,
-  compiler = 2,
-  launcher = 3,
-  rng = 4,
-  interop = 5,
-};
-
-// Version of each interface; a plugin built against another version of its kind is refused.
-inline constexpr std::uint32_t allocator_interface_version = 1;
-inline constexpr std::uint32_t compiler_interface_version = 1;
-inline constexpr std::uint32_t launcher_interface_version = 1;
-inline constexpr std::uint32_t rng_interface_version = 1;
-inline constexpr std::uint32_t interop_interface_version = 1;
-
-std::uint32_t interface_version(plugin_kind kind) noexcept;
-const char *to_string(plugin_kind kind) noexcept;
+// Bumped when the manifest layout or the create/destroy contract changes incompatibly, and when
+// something a plugin compiles in changes other than by appending (a driver_api entry removed,
+// reordered or retyped: see driver_api.hpp). 2: the manifest carries the driver table's size and
+// the cuplug version; the driver table's last two entries changed prototype under ABI 1.
+inline constexpr std::uint32_t plugin_abi_major = 2;
 
 // Plain bytes, no pointers (so no relocations): the loader reads it out of the ELF section
 // `cuplug_manifest` of the file without loading it. Strings are NUL-terminated within their arrays.
+// magic, struct_size and abi_major keep their offsets in every ABI major, so that any cuplug can
+// say which ABI a file was built for.
 struct plugin_manifest {
   char magic[8];                   // "CUPLUGM" NUL
   std::uint32_t struct_size;       // sizeof(plugin_manifest) the plugin was built with
@@ -42,7 +32,11 @@ struct plugin_manifest {
   char abi_tag[64];                // compiler / standard library / architecture tag
   char name[32];                   // backend name users select, [a-z0-9_]+
   char description[128];
-  char version[16];
+  char version[16]; // the plugin's own version
+  // Entries of cuplug::driver_api the plugin was compiled against (driver_api_entries). The table
+  // only grows, so a plugin is refused only when it expects more entries than this cuplug has.
+  std::uint32_t driver_api_entries;
+  char cuplug_version[16]; // CUPLUG_VERSION_STRING of the headers it was built against
 };
 
 inline constexpr const char *manifest_section = "cuplug_manifest";
@@ -51,7 +45,9 @@ inline constexpr const char *destroy_alias = "cuplug_destroy";
 
 } // namespace cuplug
 
-// The C++ ABI tag: plugins and core must agree on compiler family, C++ ABI and stdlib ABI.
+// The C++ ABI tag: plugins and core must agree on compiler family, C++ ABI and stdlib ABI. A
+// part that cannot be identified is spelled with "unknown" in it, and a tag with "unknown" in it
+// never matches any tag, not even an identical one: an unidentified ABI cannot be checked.
 #if defined(__clang__)
 #define CUPLUG_ABI_COMPILER "clang"
 #elif defined(__GNUC__)
@@ -61,6 +57,11 @@ inline constexpr const char *destroy_alias = "cuplug_destroy";
 #endif
 #define CUPLUG_ABI_STR2(x) #x
 #define CUPLUG_ABI_STR(x) CUPLUG_ABI_STR2(x)
+#if defined(__GXX_ABI_VERSION)
+#define CUPLUG_ABI_CXXABI "cxxabi" CUPLUG_ABI_STR(__GXX_ABI_VERSION)
+#else
+#define CUPLUG_ABI_CXXABI "cxxabi-unknown"
+#endif
 #if defined(_GLIBCXX_USE_CXX11_ABI)
 #define CUPLUG_ABI_STDLIB "libstdc++-cxx11abi" CUPLUG_ABI_STR(_GLIBCXX_USE_CXX11_ABI)
 #elif defined(_LIBCPP_VERSION)
@@ -76,5 +77,4 @@ inline constexpr const char *destroy_alias = "cuplug_destroy";
 #define CUPLUG_ABI_ARCH "arch-unknown"
 #endif
 #define CUPLUG_ABI_TAG                                                                             \
-  CUPLUG_ABI_COMPILER "-cxxabi" CUPLUG_ABI_STR(__GXX_ABI_VERSION) "-" CUPLUG_ABI_STDLIB            \
-                                                                  "-" CUPLUG_ABI_ARCH
+  CUPLUG_ABI_COMPILER "-" CUPLUG_ABI_CXXABI "-" CUPLUG_ABI_STDLIB "-" CUPLUG_ABI_ARCH

@@ -1,9 +1,8 @@
 // The random number generator interface: counter-based streams written into device memory.
 #pragma once
 
-#include <cuplug/plugin_abi.hpp>
-
 #include <cuplug/plugin.hpp>
+#include <cuplug/plugin_abi.hpp>
 
 #include <cuda.h>
 
@@ -22,17 +21,18 @@ struct rng_params {
 };
 
 // A generator holds a seed and an offset; each generate() continues where the last one ended.
-// Optional distributions/dtypes throw not_supported; supports() says which exist.
+// Optional distributions/dtypes throw not_supported; supports() says which exist. Every call
+// goes through the core's door: bad arguments throw std::invalid_argument before the plugin
+// runs, and whatever else a plugin throws that is not a cuplug::error arrives as plugin_error
+// naming the backend and the call.
 class CUPLUG_API rng : public plugin_object {
 public:
-  void seed(std::uint64_t seed) { do_seed(seed); }
-  void set_offset(std::uint64_t offset) { do_set_offset(offset); }
-  std::uint64_t offset() const { return do_offset(); }
-  bool supports(rng_distribution distribution, rng_dtype dtype) const {
-    return do_supports(distribution, dtype);
-  }
-  // Fills `count` elements of `dtype` at device address `out` on `stream`.
-  void generate(rng_distribution distribution, rng_dtype dtype, CUdeviceptr out, std::size_t count,
+  void seed(std::uint64_t seed);
+  void set_offset(std::uint64_t offset);
+  [[nodiscard]] std::uint64_t offset() const;
+  [[nodiscard]] bool supports(rng_distribution distribution, rng_dtype dtype) const;
+  // Fills `count` elements of `dtype` at device address `out` on `stream` (0 = legacy default).
+  void generate(rng_distribution distribution, rng_dtype dtype, device_ptr out, std::size_t count,
                 const rng_params &params = {}, CUstream stream = nullptr);
 
 private:
@@ -40,7 +40,7 @@ private:
   virtual void do_set_offset(std::uint64_t offset) = 0;
   virtual std::uint64_t do_offset() const = 0;
   virtual bool do_supports(rng_distribution, rng_dtype) const = 0;
-  virtual void do_generate(rng_distribution distribution, rng_dtype dtype, CUdeviceptr out,
+  virtual void do_generate(rng_distribution distribution, rng_dtype dtype, device_ptr out,
                            std::size_t count, const rng_params &params, CUstream stream) = 0;
 };
 

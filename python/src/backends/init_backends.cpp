@@ -1,12 +1,14 @@
 // Bindings for plugin discovery, backend selection and the driver library's state
 // (cuplug._core.backends); cuplug.plugins, cuplug.config and `python -m cuplug info` sit on them.
-#include "driver/context.hpp"
 #include "bindings.hpp"
+#include "driver/context.hpp"
 #include "support/convert.hpp"
 
 #include <cuplug/backends.hpp>
 #include <cuplug/compile_cache.hpp>
 #include <cuplug/config.hpp>
+#include <cuplug/driver_api.hpp>
+#include <cuplug/plugin_kinds.hpp>
 #include <cuplug/registry.hpp>
 
 #include <cstring>
@@ -18,28 +20,16 @@
 namespace cuplug::python {
 namespace {
 
-constexpr plugin_kind all_kinds[] = {plugin_kind::allocator, plugin_kind::compiler,
-                                     plugin_kind::launcher, plugin_kind::rng, plugin_kind::interop};
-
-std::string kind_names() {
-  std::string names;
-  for (plugin_kind k : all_kinds)
-    names += (names.empty() ? "" : ", ") + std::string(to_string(k));
-  return names;
-}
-
 plugin_kind kind_from_string(const std::string &name) {
-  for (plugin_kind k : all_kinds)
-    if (name == to_string(k))
-      return k;
-  throw config_error("unknown backend kind '" + name + "'; kinds are: " + kind_names());
+  if (std::optional<plugin_kind> k = plugin_kind_from_string(name))
+    return *k;
+  throw config_error("unknown backend kind '" + name + "'; kinds are: " + plugin_kind_list());
 }
 
 // A manifest's kind field comes from an untrusted file: show the number when it is not a kind.
 std::string manifest_kind_string(std::uint32_t raw) {
-  for (plugin_kind k : all_kinds)
-    if (raw == static_cast<std::uint32_t>(k))
-      return to_string(k);
+  if (is_plugin_kind(raw))
+    return to_string(static_cast<plugin_kind>(raw));
   return "unknown kind " + std::to_string(raw);
 }
 
@@ -112,6 +102,18 @@ void bind_plugin_candidate(py::module_ &m) {
                                  return py::none();
                                return py::int_(c.manifest.struct_size);
                              })
+      .def_property_readonly("driver_api_entries",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::int_(c.manifest.driver_api_entries);
+                             })
+      .def_property_readonly("cuplug_version",
+                             [](const plugin_candidate &c) -> py::object {
+                               if (!c.has_manifest)
+                                 return py::none();
+                               return py::str(fixed_string(c.manifest.cuplug_version));
+                             })
       .def_property_readonly("description",
                              [](const plugin_candidate &c) -> py::object {
                                if (!c.has_manifest)
@@ -169,6 +171,23 @@ void bind_registry(py::module_ &m) {
       },
       py::arg("kind"), py::arg("name"),
       "The loaded plugin of that kind and name; ConfigError listing what exists otherwise.");
+  m.def(
+      "unavailable_reason",
+      [](const std::string &kind, const std::string &name) -> py::object {
+        const plugin_kind k = kind_from_string(kind);
+        registry &r = registry::instance();
+        if (r.has(k, name))
+          return py::none();
+        try {
+          (void)r.info(k, name);
+        } catch (const config_error &e) {
+          // "unknown rng 'curand'; available: none", with any refused file that provides it.
+          return py::str(e.what());
+        }
+        return py::none(); // loaded between the two questions
+      },
+      py::arg("kind"), py::arg("name"),
+      "None when a plugin of that kind and name is loaded, else why it is not available.");
   m.def("package_plugin_dir", &registry::package_plugin_dir,
         "The folder the core scans for the package's own plugins.");
 }
@@ -275,10 +294,19 @@ void bind_driver_state(py::module_ &m) {
 
 void init_backends(py::module_ &m) {
   py::module_ b = m.def_submodule("backends", "Plugins, backend selection and the driver library");
+  // The kinds table (core/include/cuplug/plugin_kinds.hpp), which the Python package derives its
+  // kind lists from: KINDS in order, and each kind's built-in default and variable.
   py::list kinds;
-  for (plugin_kind k : all_kinds)
+  py::dict defaults, env_vars;
+  for (plugin_kind k : all_plugin_kinds) {
     kinds.append(py::str(to_string(k)));
+    defaults[py::str(to_string(k))] = py::str(default_backend(k));
+    env_vars[py::str(to_string(k))] = py::str(config::env_var(k));
+  }
   b.attr("KINDS") = py::tuple(kinds);
+  b.attr("DEFAULT_BACKENDS") = defaults;
+  b.attr("ENV_VARS") = env_vars;
+  b.attr("DRIVER_API_ENTRIES") = py::int_(driver_api_entries);
   b.attr("PLUGIN_ABI_MAJOR") = py::int_(plugin_abi_major);
   b.attr("ABI_TAG") = py::str(CUPLUG_ABI_TAG);
   bind_plugin_info(b);

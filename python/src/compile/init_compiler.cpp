@@ -7,6 +7,7 @@
 #include <cuplug/backends.hpp>
 #include <cuplug/compile_cache.hpp>
 #include <cuplug/config.hpp>
+#include <cuplug/gpu_arch.hpp>
 #include <cuplug/registry.hpp>
 
 #include <map>

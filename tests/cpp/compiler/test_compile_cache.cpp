@@ -3,10 +3,14 @@
 #define BOOST_TEST_MODULE compile_cache
 #include <boost/test/included/unit_test.hpp>
 
+#include "cache_entry.hpp"
+#include "cache_key.hpp"
+#include "sha256.hpp"
 #include "test_support.hpp"
 
 #include <cuplug/compile_cache.hpp>
 #include <cuplug/errors.hpp>
+#include <cuplug/gpu_arch.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -5,6 +5,7 @@
 #include "plugin_loader.hpp"
 #include "test_support.hpp"
 
+#include <cuplug/driver_api.hpp>
 #include <cuplug/errors.hpp>
 
 #include <fcntl.h>
@@ -90,6 +91,27 @@ BOOST_AUTO_TEST_CASE(refuses_another_abi_tag) {
   CHECK_CONTAINS(reason, "ABI tag 'clang-cxxabi1002-libc++1-x86_64'");
   CHECK_CONTAINS(reason, std::string("this cuplug has '") + CUPLUG_ABI_TAG + "'");
   CHECK_CONTAINS(reason, "rebuild it");
+}
+
+BOOST_AUTO_TEST_CASE(refuses_an_unidentified_abi_tag) {
+  const std::string reason = refusal("unknown_abi_tag");
+  CHECK_CONTAINS(reason, "plugin 'fake_unknown_tag'");
+  CHECK_CONTAINS(reason, "ABI tag 'unknown-cxxabi-unknown-stdlib-unknown-x86_64'");
+  CHECK_CONTAINS(reason, "could not be identified");
+  CHECK_CONTAINS(reason, std::string("(ABI tag '") + CUPLUG_ABI_TAG + "')");
+  BOOST_TEST(!reg().has(plugin_kind::allocator, "fake_unknown_tag"));
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_plugin_built_against_a_longer_driver_table) {
+  const std::string reason = refusal("newer_driver_table");
+  BOOST_TEST(reason == "plugin 'fake_newer_driver' (" + fake_plugin("newer_driver_table") +
+                           ") was built against cuplug 99.0.0, whose CUDA driver table has " +
+                           std::to_string(driver_api_entries + 1) +
+                           " entry points; this cuplug (" CUPLUG_VERSION_STRING ") has " +
+                           std::to_string(driver_api_entries) +
+                           ", so the plugin could call entry points that are not there: rebuild "
+                           "it against cuplug " CUPLUG_VERSION_STRING ", or upgrade cuplug");
+  BOOST_TEST(!reg().has(plugin_kind::allocator, "fake_newer_driver"));
 }
 
 BOOST_AUTO_TEST_CASE(refuses_another_interface_version) {

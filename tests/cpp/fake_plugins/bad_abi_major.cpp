@@ -1,4 +1,4 @@
-// Built for plugin ABI 2 ("fake_abi2"), one more than this cuplug provides.
+// Built for one plugin ABI major more than this cuplug provides ("fake_abi2").
 #include "fake_entry_points.hpp"
 #include "fake_objects.hpp"
 

@@ -13,7 +13,9 @@
       CUPLUG_ABI_TAG,                                                                              \
       "fake_double",                                                                               \
       "fake plugin for loader tests",                                                              \
-      "1.0"};
+      "1.0",                                                                                       \
+      cuplug::driver_api_entries,                                                                  \
+      CUPLUG_VERSION_STRING};
 FAKE_MANIFEST(cuplug_plugin_manifest)
 FAKE_MANIFEST(cuplug_plugin_manifest_again)
 

@@ -72,7 +72,7 @@ private:
   }
   void do_unload_module(CUmodule) override {}
   CUfunction do_get_function(CUmodule, const std::string &) override { return nullptr; }
-  std::pair<CUdeviceptr, std::size_t> do_get_global(CUmodule, const std::string &) override {
+  std::pair<cuplug::device_ptr, std::size_t> do_get_global(CUmodule, const std::string &) override {
     return {0, 0};
   }
   void do_launch(CUfunction, const cuplug::launch_config &, void *, std::size_t) override {}
@@ -90,8 +90,8 @@ private:
   void do_set_offset(std::uint64_t o) override { offset_ = o; }
   std::uint64_t do_offset() const override { return offset_; }
   bool do_supports(cuplug::rng_distribution, cuplug::rng_dtype) const override { return false; }
-  void do_generate(cuplug::rng_distribution, cuplug::rng_dtype, CUdeviceptr, std::size_t count,
-                   const cuplug::rng_params &, CUstream) override {
+  void do_generate(cuplug::rng_distribution, cuplug::rng_dtype, cuplug::device_ptr,
+                   std::size_t count, const cuplug::rng_params &, CUstream) override {
     offset_ += count;
   }
   std::uint64_t offset_ = 0;
@@ -106,11 +106,14 @@ private:
   CUgraphicsResource do_register_buffer(std::uint32_t, cuplug::interop_flags) override {
     return nullptr;
   }
-  void do_unregister(CUgraphicsResource) override {}
-  std::pair<CUdeviceptr, std::size_t> do_map(CUgraphicsResource, CUstream) override {
-    return {0, 0};
+  CUgraphicsResource do_register_image(const cuplug::gl_image &, cuplug::interop_flags) override {
+    return nullptr;
   }
-  void do_unmap(CUgraphicsResource, CUstream) override {}
+  void do_unregister(CUgraphicsResource) override {}
+  void do_map(const CUgraphicsResource *, std::size_t, CUstream) override {}
+  void do_unmap(const CUgraphicsResource *, std::size_t, CUstream) override {}
+  cuplug::mapped_buffer do_mapped_pointer(CUgraphicsResource) override { return {}; }
+  CUarray do_mapped_array(CUgraphicsResource, unsigned, unsigned) override { return nullptr; }
 };
 
 // Its constructor always fails, as a plugin whose device or dependency is missing would.

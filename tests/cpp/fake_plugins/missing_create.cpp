@@ -12,6 +12,8 @@ const cuplug::plugin_manifest cuplug_plugin_manifest = {
     CUPLUG_ABI_TAG,                                             // abi_tag
     "fake_no_create",                                           // name
     "fake plugin for loader tests",
-    "1.0"};
+    "1.0",
+    cuplug::driver_api_entries,
+    CUPLUG_VERSION_STRING};
 
 FAKE_DESTROY()
