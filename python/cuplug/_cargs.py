@@ -11,19 +11,14 @@ import numpy as np
 
 __all__ = ["Argument", "ScalarArg", "VectorArg", "get_arg_type", "parse_c_arg"]
 
-# The dtype registry (C type names <-> dtypes) is imported when first needed, not here: it lives
-# in cuplug.tools, which imports this module to re-export its names.
+from cuplug._dtypes import TypeNameNotKnown, dtype_to_ctype, get_or_register_dtype
 
 
 def _dtype_to_ctype(dtype):
-    from cuplug.tools import dtype_to_ctype
-
     return dtype_to_ctype(dtype)
 
 
 def _dtype_of_c_name(c_name):
-    from cuplug.tools import TypeNameNotKnown, get_or_register_dtype
-
     try:
         return get_or_register_dtype(c_name)
     except TypeNameNotKnown:

@@ -108,19 +108,10 @@ def test_no_import_cycles_at_import_time():
 
 def test_no_import_cycles_through_late_imports():
     """A late import (inside a function) hides a cycle from the interpreter, not from readers:
-    modules form layers. The one allowed cycle: cuplug._cargs asks cuplug.tools for the dtype
-    registry until the registry has its own module (cuplug._dtypes)."""
-    allowed = []
-    if not (PACKAGE / "_dtypes.py").exists():
-        allowed.append(["cuplug._cargs", "cuplug.tools"])
-    cycles = _cycles(_import_graph(with_function_bodies=True))
-    assert [c for c in cycles if c not in allowed] == [], (
+    modules form layers."""
+    assert _cycles(_import_graph(with_function_bodies=True)) == [], (
         "modules importing each other (move what both need into a third module)"
     )
-    if (PACKAGE / "_dtypes.py").exists():
-        assert ["cuplug._cargs", "cuplug.tools"] not in cycles, (
-            "python/cuplug/_dtypes.py exists: import the dtype registry from it in _cargs.py"
-        )
 
 
 def test_compiler_and_linking_are_layers():
