@@ -530,9 +530,25 @@ compile_inputs nvcc_compiler::inputs_of(const compile_request &r, const std::str
   if (!r.program.empty())
     in.files.push_back(nvcc);
   const std::string work_prefix = work + "/";
-  for (const auto &f : make_prerequisites(rule))
-    if (!starts_with(f, work_prefix))
+  // The toolkit's own headers belong to the nvcc whose version is in the key (as with NVRTC);
+  // leaving them out keeps a memory hit to a stat of the headers that can change under it.
+  std::vector<std::string> toolkit;
+  if (r.program.empty()) {
+    for (const std::string &p : {nvcc, std::string()}) {
+      std::error_code ec;
+      fs::path exe = p.empty() ? fs::canonical(nvcc, ec) : fs::path(p);
+      if (!ec && exe.has_parent_path())
+        toolkit.push_back(exe.parent_path().parent_path().lexically_normal().string() + "/");
+    }
+  }
+  for (const auto &f : make_prerequisites(rule)) {
+    const std::string normal = fs::path(f).lexically_normal().string();
+    bool own = starts_with(f, work_prefix);
+    for (const auto &t : toolkit)
+      own = own || (fs::path(f).is_absolute() && starts_with(normal, t));
+    if (!own)
       in.files.push_back(f);
+  }
   // Options files are read by nvcc itself and not listed.
   std::vector<std::string> dirs(r.include_dirs);
   for (std::size_t i = 0; i < r.options.size(); ++i) {
@@ -555,4 +571,4 @@ compile_inputs nvcc_compiler::inputs_of(const compile_request &r, const std::str
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(compiler, cuplug::plugins::nvcc_compiler, "nvcc",
-              "nvcc: compiles CUDA C++ by running the toolkit's nvcc (cubin, PTX, fatbin)", "1.0")
+              "nvcc: runs the toolkit's nvcc (cubin, PTX, fatbin); options nvcc, timeout", "1.0")

@@ -388,4 +388,5 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(compiler, cuplug::plugins::nvrtc_compiler, "nvrtc",
-              "NVRTC: compiles CUDA C++ in process to cubin, PTX or LTO-IR", "1.0")
+              "NVRTC: compiles CUDA C++ in process to cubin, PTX or LTO-IR; option timeout",
+              "1.0")

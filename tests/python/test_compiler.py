@@ -721,3 +721,21 @@ def test_a_log_that_is_not_utf8_is_still_readable(tmp_path, backend):
     source = unique('#include "latin1.h"\n__global__ void k(float *a) { a[0] = 1; }\n')
     with pytest.warns(compiler.CompilerWarning, match="caf\ufffd au lait"):
         compiler.compile(source, arch="sm_90", backend=backend, include_dirs=[tmp_path])
+
+
+def test_the_nvcc_helpers_have_the_same_limits(tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setenv("CUPLUG_COMPILE_TIMEOUT", "1")
+    stuck = hanging_nvcc(tmp_path)
+    with pytest.raises(drv.CompileError, match="did not finish within 1 s"):
+        compiler.preprocess_source("int x;\n", [], stuck)
+    assert gone(wait_for_pids(tmp_path, 1))
+    # A relative nvcc works although preprocessing runs in a temp folder.
+    real = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nvcc").write_text(f'#!/bin/sh\nexec {real} "$@"\n')
+    (tmp_path / "bin" / "nvcc").chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CUPLUG_COMPILE_TIMEOUT", "600")
+    assert "int x = 2;" in compiler.preprocess_source("#define T 2\nint x = T;\n", [], "bin/nvcc")
