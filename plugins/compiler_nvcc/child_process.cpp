@@ -185,7 +185,7 @@ process_result run_process(const std::vector<std::string> &argv, const std::stri
   auto next_check = start;
   char buf[65536];
   while (true) {
-    int open_fds = (fds[0].fd >= 0) + (fds[1].fd >= 0);
+    const int open_fds = (fds[0].fd >= 0) + (fds[1].fd >= 0);
     if (open_fds == 0 && c.exited())
       break;
     auto now = clock::now();
@@ -208,6 +208,9 @@ process_result run_process(const std::vector<std::string> &argv, const std::stri
       }
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_check - now).count();
+    // With the pipes closed nothing wakes poll: look for the exit often instead.
+    if (open_fds == 0)
+      wait = std::min<long long>(wait, 2);
     int ready = ::poll(fds, 2, static_cast<int>(std::max<long long>(wait, 1)));
     if (ready < 0 && errno != EINTR)
       break;
