@@ -1,4 +1,4 @@
-// Cache keys: normalised options, the per-process request hash, the SHA-256 content key.
+// Cache keys: normalised options, the per-process request hash, the SHA-256 request key.
 #include "cache_key.hpp"
 #include "compile_cache_detail.hpp"
 #include "sha256.hpp"
@@ -20,13 +20,15 @@ std::vector<std::string> normalized_options(const std::vector<std::string> &opti
     if (t.empty())
       continue;
     auto next = [&]() -> std::string { return i + 1 < options.size() ? trim(options[++i]) : ""; };
-    // Include dirs: the headers' content is keyed instead of where they live.
+    // Include dirs decide which files are read: one spelling each.
     if (t == "-I" || t == "--include-path") {
-      next();
+      out.push_back("-I" + next());
       continue;
     }
-    if (starts_with(t, "-I") || starts_with(t, "--include-path="))
+    if (starts_with(t, "--include-path=")) {
+      out.push_back("-I" + t.substr(15));
       continue;
+    }
     // Keeping intermediate files does not change the output.
     if (t == "--keep" || t == "-keep")
       continue;
@@ -74,8 +76,11 @@ cache_request::cache_request(plugin_ptr<compiler> backend, compile_request reque
   hash_combine(h, hash_str(request_.source));
   hash_combine(h, hash_str(request_.source_name));
   hash_combine(h, hash_str(request_.arch));
+  hash_combine(h, hash_str(request_.code));
+  hash_combine(h, hash_str(request_.program));
   hash_combine(h, static_cast<std::size_t>(request_.target));
-  hash_combine(h, request_.relocatable ? 1 : 2);
+  hash_combine(h, (request_.relocatable ? 1 : 2) + (request_.debug ? 4 : 8) +
+                      (request_.keep_files ? 16 : 32));
   for (const auto &o : request_.options)
     hash_combine(h, hash_str(o));
   hash_combine(h, 0x51);
@@ -90,12 +95,14 @@ cache_request::cache_request(plugin_ptr<compiler> backend, compile_request reque
 bool cache_request::same_as(const cache_request &o) const noexcept {
   const auto &a = request_, &b = o.request_;
   return hash_ == o.hash_ && backend_id_ == o.backend_id_ && a.source == b.source &&
-         a.source_name == b.source_name && a.arch == b.arch && a.target == b.target &&
-         a.relocatable == b.relocatable && a.options == b.options &&
+         a.source_name == b.source_name && a.arch == b.arch && a.code == b.code &&
+         a.program == b.program && a.target == b.target && a.relocatable == b.relocatable &&
+         a.debug == b.debug && a.keep_files == b.keep_files &&
+         a.keep_directory == b.keep_directory && a.options == b.options &&
          a.include_dirs == b.include_dirs && a.name_expressions == b.name_expressions;
 }
 
-std::string compile_cache_key(const cache_request &request, std::vector<included_header> *headers) {
+std::string compile_cache_key(const cache_request &request) {
   const compile_request &r = request.request();
   sha256 h;
   h.field("cuplug compile cache");
@@ -103,25 +110,23 @@ std::string compile_cache_key(const cache_request &request, std::vector<included
   h.field(request.backend().backend_name());
   h.field(request.backend().version());
   h.field(r.arch);
+  h.field(r.code);
   h.field(to_string(r.target));
   h.field(r.relocatable ? "relocatable" : "whole-program");
+  h.field(r.debug ? "debug" : "release");
+  h.field(r.program);
   auto opts = normalized_options(r.options);
   h.field(std::to_string(opts.size()));
   for (const auto &o : opts)
     h.field(o);
+  h.field(std::to_string(r.include_dirs.size()));
+  for (const auto &d : r.include_dirs)
+    h.field(d);
   h.field(r.source_name);
   h.field(r.source);
-  auto found = find_included_headers(r.source, user_include_dirs(r));
-  h.field(std::to_string(found.size()));
-  for (const auto &hd : found) {
-    h.field(hd.name);
-    h.field(hd.content);
-  }
   h.field(std::to_string(r.name_expressions.size()));
   for (const auto &n : r.name_expressions)
     h.field(n);
-  if (headers)
-    *headers = std::move(found);
   return h.hex();
 }
 

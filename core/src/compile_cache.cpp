@@ -1,7 +1,8 @@
 // The compile cache: the in-memory LRU of requests and the public compile_cache API.
+#include "compile_inputs.hpp"
 #include "disk_store.hpp"
-#include "included_headers.hpp"
 #include "path_trust.hpp"
+#include "sha256.hpp"
 
 #include <cuplug/compile_cache.hpp>
 #include <cuplug/errors.hpp>
@@ -30,6 +31,27 @@ bool env_true(const char *name) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return !(s == "0" || s == "false" || s == "no" || s == "off");
 }
+
+// The image key: the request key and the content of what the compile read; for a compile whose
+// inputs were not recorded, the request key and the image itself (so equal keys still mean
+// equal images, which is what loaded-module caches rely on).
+std::string image_key(const std::string &request_key, const recorded_inputs *inputs,
+                      const compiled_image &image) {
+  sha256 h;
+  h.field("cuplug image");
+  h.field(request_key);
+  if (inputs) {
+    hash_inputs(h, *inputs);
+  } else {
+    h.field("unrecorded");
+    h.field(image.data);
+    for (const auto &[expr, lowered] : image.lowered_names) {
+      h.field(expr);
+      h.field(lowered);
+    }
+  }
+  return h.hex();
+}
 } // namespace
 
 const char *to_string(cache_hit hit) noexcept {
@@ -48,7 +70,7 @@ struct compile_cache::impl {
   struct entry {
     cache_request request;
     std::shared_ptr<const cache_result> result;
-    std::vector<header_stamp> stamps;
+    std::shared_ptr<const recorded_inputs> inputs;
     std::size_t bytes;
   };
   // Most recently used first; the map holds iterators into it.
@@ -72,8 +94,8 @@ struct compile_cache::impl {
   }
 
   void insert(const cache_request &request, std::shared_ptr<const cache_result> result,
-              const std::vector<included_header> &headers) {
-    entry e{request, std::move(result), stamps_of(headers), 0};
+              std::shared_ptr<const recorded_inputs> inputs) {
+    entry e{request, std::move(result), std::move(inputs), 0};
     e.bytes = e.result->image->data.size() + e.result->image->log.size() +
               request.request().source.size();
     std::lock_guard<std::mutex> lock(mutex);
@@ -142,7 +164,7 @@ std::size_t compile_cache::max_disk_bytes() {
 }
 
 std::shared_ptr<const cache_result> compile_cache::find(const cache_request &request) {
-  std::vector<header_stamp> stamps;
+  std::shared_ptr<const recorded_inputs> inputs;
   std::shared_ptr<const cache_result> result;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -152,25 +174,26 @@ std::shared_ptr<const cache_result> compile_cache::find(const cache_request &req
         continue;
       impl_->lru.splice(impl_->lru.begin(), impl_->lru, it->second);
       result = it->second->result;
-      stamps = it->second->stamps;
+      inputs = it->second->inputs;
       break;
     }
   }
-  if (!headers_unchanged(stamps))
+  if (!result || !inputs_unchanged(*inputs))
     return nullptr;
   return result;
 }
 
 cache_result compile_cache::compile(const cache_request &request, const cache_policy &policy) {
-  const bool off = disabled_by_environment();
+  const compile_request &req = request.request();
+  // Kept files are the point of such a compile: the compiler must run.
+  const bool off = disabled_by_environment() || req.keep_files;
   const bool use_memory = policy.memory && !off;
   if (use_memory) {
     if (auto hit = find(request))
       return *hit;
   }
-  std::vector<included_header> headers;
   cache_result out;
-  out.key = compile_cache_key(request, &headers);
+  const std::string request_key = compile_cache_key(request);
 
   disk_store *store = nullptr;
   if (policy.disk && !off) {
@@ -186,33 +209,44 @@ cache_result compile_cache::compile(const cache_request &request, const cache_po
     }
   }
 
+  std::shared_ptr<recorded_inputs> inputs;
   if (store) {
-    compiled_image image;
-    if (store->read(out.key, image)) {
-      out.image = std::make_shared<const compiled_image>(std::move(image));
+    cache_entry e;
+    if (store->read(request_key, e) && inputs_unchanged(e.inputs)) {
+      out.key = e.image_key;
+      out.image = std::make_shared<const compiled_image>(std::move(e.image));
       out.hit = cache_hit::disk;
+      inputs = std::make_shared<recorded_inputs>(std::move(e.inputs));
     }
   }
   if (!out.image) {
-    out.image =
-        std::make_shared<const compiled_image>(request.backend().compile(request.request()));
+    const long long started = now_ns();
+    auto image = std::make_shared<const compiled_image>(request.backend().compile(req));
+    out.image = image;
     out.hit = cache_hit::none;
-    if (store) {
+    if (use_memory || store) {
+      auto recorded = std::make_shared<recorded_inputs>();
+      if (record_inputs(image->inputs, started, *recorded, out.not_cached))
+        inputs = std::move(recorded);
+    }
+    out.key = image_key(request_key, inputs.get(), *image);
+    if (store && inputs) {
+      cache_entry e{*image, out.key, *inputs};
       std::lock_guard<std::mutex> lock(store->mutex);
-      std::string err = store->write(out.key, *out.image);
+      std::string err = store->write(request_key, e);
       if (!err.empty() && !store->write_warned) {
         store->write_warned = true;
         out.warning = "cuplug: could not store a compiled kernel in the cache: " + err;
       }
       if (err.empty())
-        store->evict(max_disk_bytes(), out.key);
+        store->evict(max_disk_bytes(), request_key);
     }
   }
-  if (use_memory) {
+  if (use_memory && inputs) {
     auto stored = std::make_shared<cache_result>(out);
     stored->hit = cache_hit::memory;
     stored->warning.clear();
-    impl_->insert(request, std::move(stored), headers);
+    impl_->insert(request, std::move(stored), std::move(inputs));
   }
   return out;
 }

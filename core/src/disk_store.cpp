@@ -114,26 +114,41 @@ std::string disk_store::entry_path(const std::string &key) const {
   return entries + "/" + key + ".bin";
 }
 
-bool disk_store::read(const std::string &key, compiled_image &image) {
-  int fd = ::open(entry_path(key).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+namespace {
+// Reads exactly `n` bytes at `offset`; false on a short read or an error.
+bool read_at(int fd, char *dst, std::size_t n, off_t offset) {
+  std::size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd, dst + got, n - got, offset + static_cast<off_t>(got));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    got += static_cast<std::size_t>(r);
+  }
+  return true;
+}
+} // namespace
+
+bool disk_store::read(const std::string &key, cache_entry &entry) {
+  // O_NONBLOCK: opening a FIFO planted under an entry's name must not wait for a writer.
+  int fd = ::open(entry_path(key).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return false;
   struct stat st {};
   bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
-            !(st.st_mode & (S_IWGRP | S_IWOTH));
+            !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+            static_cast<unsigned long long>(st.st_size) <= max_entry_bytes;
   std::string bytes;
   if (ok) {
-    bytes.resize(static_cast<std::size_t>(st.st_size));
-    std::size_t got = 0;
-    while (got < bytes.size()) {
-      ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      got += static_cast<std::size_t>(n);
+    const auto size = static_cast<std::size_t>(st.st_size);
+    char head[entry_header_size];
+    ok = size >= entry_header_size && read_at(fd, head, entry_header_size, 0) &&
+         entry_header_matches(head, size, key);
+    if (ok) {
+      bytes.resize(size);
+      ok = read_at(fd, bytes.data(), size, 0) && decode_entry(bytes, key, entry);
     }
-    ok = got == bytes.size() && decode_cache_entry(bytes, key, image);
   }
   if (ok)
     ::futimens(fd, nullptr); // a hit makes the entry recently used
@@ -141,9 +156,12 @@ bool disk_store::read(const std::string &key, compiled_image &image) {
   return ok;
 }
 
-std::string disk_store::write(const std::string &key, const compiled_image &image) {
+std::string disk_store::write(const std::string &key, const cache_entry &entry) {
   static std::atomic<unsigned> counter{0};
-  std::string bytes = encode_cache_entry(key, image);
+  std::string bytes = encode_entry(key, entry);
+  if (bytes.size() > max_entry_bytes)
+    return "the entry would be " + std::to_string(bytes.size() >> 20) +
+           " MiB, over the 256 MiB an entry may have; it is kept in memory only";
   std::random_device rd;
   std::string tmp = entries + "/.tmp-" + std::to_string(::getpid()) + "-" +
                     std::to_string(counter++) + "-" + std::to_string(rd());

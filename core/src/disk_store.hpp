@@ -1,6 +1,8 @@
 // The on-disk compile cache of one root directory (not installed).
 #pragma once
 
+#include "cache_entry.hpp"
+
 #include <cuplug/compile_cache.hpp>
 
 #include <cstddef>
@@ -18,10 +20,12 @@ struct disk_store {
   // (Re)creates the entries dir and checks ownership and modes; sets `status`.
   void check();
   std::string entry_path(const std::string &key) const;
-  // True (and `image` set) for a verified entry of `key`; a hit refreshes the file's mtime.
-  bool read(const std::string &key, compiled_image &image);
+  // True (and `entry` set) for a verified entry of `key`; a hit refreshes the file's mtime. Reads
+  // no further than the header of a file that is not one: not regular (a FIFO is never waited
+  // on), not private, over max_entry_bytes, or another key's.
+  bool read(const std::string &key, cache_entry &entry);
   // Writes a temp file and renames it into place. Returns an error text, empty on success.
-  std::string write(const std::string &key, const compiled_image &image);
+  std::string write(const std::string &key, const cache_entry &entry);
   // Brings the store under `cap` bytes, keeping `keep_key`'s entry.
   void evict(std::size_t cap, const std::string &keep_key);
   // Removes every entry and stray temp file; returns how many went (0 when not usable).

@@ -1,28 +1,27 @@
 // The nvcc compiler plugin: finding nvcc, running it without a shell, and reading its output.
 #include "nvcc_compiler.hpp"
 
+#include "child_process.hpp"
+
+#include <cuplug/compile_cache.hpp>
+#include <cuplug/compiler_support.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/gpu_arch.hpp>
 #include <cuplug/plugin.hpp>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
-
-extern char **environ;
 
 namespace cuplug::plugins {
 namespace {
@@ -37,18 +36,122 @@ bool executable(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
-// `name` itself when it has a slash, else the first match on PATH; empty when none.
+// `name` itself when it has a slash, else the first match on PATH; empty when none. Always an
+// absolute path: the program is started from another directory, where a relative one would
+// name something else (or nothing).
 std::string find_program(const std::string &name) {
+  auto absolute = [](const std::string &p) { return fs::absolute(p).lexically_normal().string(); };
   if (name.find('/') != std::string::npos)
-    return executable(name) ? name : std::string();
+    return executable(name) ? absolute(name) : std::string();
   const char *path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "");
   for (std::string dir; std::getline(dirs, dir, ':');) {
     std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
     if (executable(candidate))
-      return candidate;
+      return absolute(candidate);
   }
   return {};
+}
+
+// Variables nvcc reads (its extra flags, its host compiler) and those of the host preprocessor
+// it runs: each can change the output, so each is part of what a compile read.
+constexpr const char *nvcc_environment[] = {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
+                                            "NVCC_CCBIN",         "CPATH",
+                                            "C_INCLUDE_PATH",     "CPLUS_INCLUDE_PATH"};
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", s);
+  return buf;
+}
+
+// The value of an option spelled "-x v", "-x=v", "--long v" or "--long=v" (and "-Iv" style when
+// `glued`); false for other options.
+bool option_value(const std::vector<std::string> &opts, std::size_t &i,
+                  std::initializer_list<const char *> names, bool glued, std::string &value) {
+  const std::string &o = opts[i];
+  for (const char *n : names) {
+    std::string name(n);
+    if (o == name && i + 1 < opts.size()) {
+      value = opts[++i];
+      return true;
+    }
+    if (starts_with(o, name + "=")) {
+      value = o.substr(name.size() + 1);
+      return true;
+    }
+    if (glued && name.size() == 2 && starts_with(o, name) && o.size() > 2) {
+      value = o.substr(2);
+      return true;
+    }
+  }
+  return false;
+}
+
+// The prerequisites of a make rule as nvcc -MD writes it: "target : a b \\\n c", where a
+// space in a name is "\ " and a dollar "$$".
+std::vector<std::string> make_prerequisites(const std::string &rule) {
+  std::vector<std::string> out;
+  std::size_t colon = rule.find(": ");
+  if (colon == std::string::npos)
+    return out;
+  std::string cur;
+  auto flush = [&] {
+    if (!cur.empty())
+      out.push_back(cur);
+    cur.clear();
+  };
+  for (std::size_t i = colon + 2; i < rule.size(); ++i) {
+    char c = rule[i];
+    if (c == '\\' && i + 1 < rule.size()) {
+      char n = rule[i + 1];
+      if (n == '\n' || n == '\r') {
+        flush();
+        ++i;
+        continue;
+      }
+      if (n == ' ' || n == '#' || n == '\\') {
+        cur.push_back(n);
+        ++i;
+        continue;
+      }
+    }
+    if (c == '$' && i + 1 < rule.size() && rule[i + 1] == '$') {
+      cur.push_back('$');
+      ++i;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+      flush();
+    else
+      cur.push_back(c);
+  }
+  flush();
+  return out;
+}
+
+// Paths under the include dirs a request names, that the compiler would have read instead of a
+// dependency found in a later dir, had they existed: a header created there later shadows it.
+std::vector<std::string> shadowing_candidates(const std::vector<std::string> &files,
+                                              const std::vector<std::string> &dirs) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto &f : files) {
+    for (std::size_t k = 0; k < dirs.size(); ++k) {
+      std::string prefix = dirs[k].back() == '/' ? dirs[k] : dirs[k] + "/";
+      if (!starts_with(f, prefix))
+        continue;
+      std::string rel = f.substr(prefix.size());
+      for (std::size_t j = 0; j < k; ++j) {
+        std::string candidate = (dirs[j].back() == '/' ? dirs[j] : dirs[j] + "/") + rel;
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) != 0 && seen.insert(candidate).second)
+          out.push_back(candidate);
+      }
+      break;
+    }
+  }
+  return out;
 }
 
 std::string quote(const std::string &arg) {
@@ -60,10 +163,10 @@ std::string quote(const std::string &arg) {
   return q + "'";
 }
 
-std::string command_line(const std::vector<std::string> &argv, const std::string &cwd) {
-  std::string s = "cd " + quote(cwd) + " &&";
+std::string command_line(const std::vector<std::string> &argv) {
+  std::string s;
   for (const auto &a : argv)
-    s += " " + quote(a);
+    s += (s.empty() ? "" : " ") + quote(a);
   return s;
 }
 
@@ -73,146 +176,12 @@ std::string trim_end(std::string s) {
   return s;
 }
 
-struct process_result {
-  int status = -1; // exit code, or 128 + signal
-  std::string out, err;
-};
-
-// Runs argv[0] (a path) in `cwd` with stdin from /dev/null, collecting stdout and stderr.
-// posix_spawn, not fork: safe in a multi-threaded process and cheap with a large address space.
-process_result run_process(const std::vector<std::string> &argv, const std::string &cwd) {
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
-    throw plugin_error("pipe failed: " + std::string(std::strerror(errno)));
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    int e = errno;
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    throw plugin_error("pipe failed: " + std::string(std::strerror(e)));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // The child starts with default signal dispositions even if Python ignores SIGPIPE etc.
-  sigset_t all;
-  sigfillset(&all);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-
-  std::vector<char *> args;
-  for (const auto &a : argv)
-    args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  if (rc != 0) {
-    ::close(out_pipe[0]);
-    ::close(err_pipe[0]);
-    throw plugin_error("cannot run " + argv[0] + ": " + std::strerror(rc));
-  }
-
-  process_result result;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string *sinks[2] = {&result.out, &result.err};
-  int open_fds = 2;
-  char buf[65536];
-  while (open_fds > 0) {
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR)
-        continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0)
-        continue;
-      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
-      if (n > 0) {
-        sinks[i]->append(buf, static_cast<std::size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto &f : fds)
-    if (f.fd >= 0)
-      ::close(f.fd);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
-
-// A private (0700) temp dir, removed on scope exit unless kept.
-struct temp_dir {
-  std::string path;
-  bool keep = false;
-  temp_dir() {
-    const char *base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/cuplug-nvcc-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!::mkdtemp(buf.data()))
-      throw plugin_error("cannot create a temp dir from " + tmpl + ": " + std::strerror(errno));
-    path = buf.data();
-  }
-  ~temp_dir() {
-    if (!keep) {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  }
-};
-
 bool has_option(const std::vector<std::string> &opts, std::initializer_list<const char *> names) {
   for (const auto &o : opts)
     for (const char *n : names)
       if (o == n || starts_with(o, std::string(n) + "="))
         return true;
   return false;
-}
-
-// nvcc runs in its temp dir, so relative include dirs are made absolute first.
-std::vector<std::string> absolute_includes(const std::vector<std::string> &opts) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < opts.size(); ++i) {
-    const std::string &o = opts[i];
-    if ((o == "-I" || o == "--include-path") && i + 1 < opts.size()) {
-      out.push_back(o);
-      out.push_back(fs::absolute(opts[++i]).string());
-    } else if (starts_with(o, "--include-path=")) {
-      out.push_back("--include-path=" + fs::absolute(o.substr(15)).string());
-    } else if (starts_with(o, "-I") && o.size() > 2) {
-      out.push_back("-I" + fs::absolute(o.substr(2)).string());
-    } else {
-      out.push_back(o);
-    }
-  }
-  return out;
-}
-
-// nvcc picks the language from the extension, and the name shows in diagnostics.
-std::string source_file_name(const std::string &source_name) {
-  std::string name = fs::path(source_name).filename().string();
-  if (name.empty() || name == "." || name == "..")
-    name = "kernel.cu";
-  if (name.size() < 3 || name.compare(name.size() - 3, 3, ".cu") != 0)
-    name += ".cu";
-  return name;
 }
 
 // Each name expression becomes a device variable initialised with it; nvcc writes that
@@ -267,9 +236,26 @@ bool read_file(const std::string &path, std::string &out) {
   return true;
 }
 
+// nvcc keeps its own temporary files in $TMPDIR and fails there with a message naming a file it
+// could not open; a TMPDIR it cannot use is said first, by name.
+void check_tmpdir() {
+  const char *dir = std::getenv("TMPDIR");
+  if (dir == nullptr || *dir == '\0')
+    return;
+  struct stat st {};
+  int e = ::stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+  if (e == 0 && ::access(dir, W_OK | X_OK) != 0)
+    e = errno;
+  if (e != 0)
+    throw config_error(std::string("TMPDIR=") + dir + " cannot hold nvcc's temporary files (" +
+                       std::strerror(e) + "); set TMPDIR to a directory you can write to");
+}
+
 } // namespace
 
 nvcc_compiler::nvcc_compiler(const options &opts) {
+  timeout_option_ = opts.get_string("timeout", "");
+  compile_timeout(timeout_option_); // a bad value fails here, not at the first compile
   std::string given = opts.get_program("nvcc", "");
   std::vector<std::string> tried;
   auto attempt = [&](const std::string &name, const std::string &origin) {
@@ -308,10 +294,20 @@ nvcc_compiler::nvcc_compiler(const options &opts) {
 }
 
 void nvcc_compiler::probe() const {
+  check_tmpdir(); // before call_once: a passing problem must not stay with this object
   std::call_once(probed_, [this] {
     try {
-      std::string cwd = fs::temp_directory_path().string();
-      process_result v = run_process({nvcc_, "--version"}, cwd);
+      const std::string cwd = "/";
+      run_limits limits;
+      limits.timeout_s = compile_timeout(timeout_option_);
+      auto run = [&](const char *arg) {
+        process_result p = run_process({nvcc_, arg}, cwd, limits);
+        if (p.how == process_result::ending::timed_out)
+          throw plugin_error(nvcc_ + " " + arg + " did not finish within " +
+                             seconds_text(limits.timeout_s) + " s");
+        return p;
+      };
+      process_result v = run("--version");
       if (v.status != 0)
         throw plugin_error(nvcc_ + " --version failed (exit " + std::to_string(v.status) +
                            "): " + trim_end(v.err + v.out));
@@ -331,7 +327,7 @@ void nvcc_compiler::probe() const {
                   (build.empty() ? "" : ", " + build) + ")";
       version_ = "nvcc " + release;
 
-      process_result a = run_process({nvcc_, "--list-gpu-arch"}, cwd);
+      process_result a = run("--list-gpu-arch");
       if (a.status != 0)
         throw plugin_error(nvcc_ + " --list-gpu-arch failed (exit " + std::to_string(a.status) +
                            "): " + trim_end(a.err + a.out));
@@ -366,61 +362,127 @@ std::vector<int> nvcc_compiler::do_supported_archs() const {
   return archs_;
 }
 
+void nvcc_compiler::check_arch(const gpu_arch &a, const char *what) const {
+  std::vector<int> archs = supported_archs();
+  if (archs.empty() || std::find(archs.begin(), archs.end(), a.number) != archs.end())
+    return;
+  std::string list;
+  for (int n : archs)
+    list += (list.empty() ? "sm_" : ", sm_") + std::to_string(n);
+  throw config_error(version_ + " cannot compile for " + what + " sm_" + std::to_string(a.number) +
+                     a.suffix + "; it supports " + list + ": ask for one of those");
+}
+
 compiled_image nvcc_compiler::do_compile(const compile_request &r) {
   if (r.target == image_format::ltoir)
     throw not_supported("the nvcc backend does not produce standalone LTO-IR; use nvrtc");
+  std::string nvcc = nvcc_;
+  if (!r.program.empty()) {
+    nvcc = find_program(r.program);
+    if (nvcc.empty())
+      throw config_error("nvcc compiler: nvcc='" + r.program +
+                         "' (the program asked for) is not an executable file, nor found on PATH");
+  }
+  check_tmpdir();
   const char *ext = to_string(r.target);
-  temp_dir tmp;
-  std::string name = source_file_name(r.source_name);
-  std::string output = fs::path(name).stem().string() + "." + ext;
+  const std::string name = source_file_name(r.source_name);
+  const std::string output = fs::path(name).stem().string() + "." + ext;
+  // nvcc runs in the caller's directory, so relative paths in options (-I, -isystem, -include)
+  // mean what the caller meant; its own files are named by absolute paths in a private dir.
+  std::error_code cwd_error;
+  const std::string cwd = fs::current_path(cwd_error).string();
+  struct work_dir {
+    std::string path;
+    bool keep = false;
+    ~work_dir() {
+      std::error_code ec;
+      if (!keep && !path.empty())
+        fs::remove_all(path, ec);
+    }
+  } work;
+  work.path = make_work_directory(r.keep_directory, "cuplug-nvcc-");
+  work.keep = r.keep_files || !r.keep_directory.empty();
+  const std::string source_path = work.path + "/" + name;
   {
-    std::ofstream src(tmp.path + "/" + name, std::ios::binary);
+    std::ofstream src(source_path, std::ios::binary);
     src << r.source;
     if (!r.name_expressions.empty())
       src << name_expression_block(r.name_expressions);
     if (!src)
-      throw plugin_error("cannot write the source to " + tmp.path + "/" + name);
+      throw plugin_error("cannot write the source to " + source_path);
   }
 
-  std::vector<std::string> user = absolute_includes(r.options);
-  std::vector<std::string> argv{nvcc_, std::string("--") + ext};
+  const std::vector<std::string> &user = r.options;
+  std::vector<std::string> argv{nvcc, std::string("--") + ext};
   bool user_arch = has_option(user, {"-arch", "--gpu-architecture", "-gencode", "--generate-code"});
+  const bool code = !r.code.empty() || has_option(user, {"-code", "--gpu-code"});
   if (!user_arch && !r.arch.empty()) {
     gpu_arch a = parse_arch(r.arch);
+    if (r.program.empty())
+      check_arch(a, "arch");
     // With -code, nvcc wants a virtual -arch; PTX output is virtual by nature.
-    bool virtual_arch = r.target == image_format::ptx || has_option(user, {"-code", "--gpu-code"});
+    bool virtual_arch = r.target == image_format::ptx || code;
     argv.push_back(std::string("-arch=") + (virtual_arch ? "compute_" : "sm_") +
                    std::to_string(a.number) + a.suffix);
   }
+  if (!r.code.empty())
+    argv.push_back("-code=" + r.code);
   if (r.relocatable && !has_option(user, {"-rdc", "--relocatable-device-code", "-dc"}))
     argv.emplace_back("-rdc=true");
+  if (r.debug) {
+    if (!has_option(user, {"-g", "--debug"}))
+      argv.emplace_back("-g");
+    if (!has_option(user, {"-G", "--device-debug"}))
+      argv.emplace_back("-G");
+  }
   for (const auto &d : r.include_dirs)
-    argv.push_back("-I" + fs::absolute(d).string());
+    argv.push_back("-I" + d);
   argv.insert(argv.end(), user.begin(), user.end());
-  tmp.keep = has_option(user, {"--keep", "-keep"});
+  const bool user_keep = has_option(user, {"--keep", "-keep"});
+  work.keep = work.keep || user_keep;
   // Lowered names come from the PTX; for cubin / fatbin it is an intermediate that --keep leaves.
   bool need_ptx_file = !r.name_expressions.empty() && r.target != image_format::ptx;
-  if ((tmp.keep || need_ptx_file) && !has_option(user, {"--keep-dir", "-keep-dir"})) {
-    if (!tmp.keep)
+  if ((work.keep || need_ptx_file) && !has_option(user, {"--keep-dir", "-keep-dir"})) {
+    if (!user_keep)
       argv.emplace_back("--keep");
     argv.emplace_back("--keep-dir");
-    argv.push_back(tmp.path);
+    argv.push_back(work.path);
   }
+  // The files this compile reads, as nvcc itself lists them (-MD: system headers too, since an
+  // -isystem dir may hold the user's).
+  const std::string deps_path = work.path + "/" + fs::path(name).stem().string() + ".d";
+  argv.emplace_back("--generate-dependencies-with-compile");
+  argv.emplace_back("--dependency-output");
+  argv.push_back(deps_path);
   argv.emplace_back("-o");
-  argv.push_back(output);
-  argv.push_back(name);
+  argv.push_back(work.path + "/" + output);
+  argv.push_back(source_path);
 
   compiled_image out;
   out.format = r.target;
-  out.command = command_line(argv, tmp.path);
-  process_result p = run_process(argv, tmp.path);
+  out.command = command_line(argv);
+  if (work.keep)
+    out.kept_directory = work.path;
+  run_limits limits;
+  limits.timeout_s = compile_timeout(timeout_option_);
+  limits.cancelled = r.cancelled;
+  process_result p = run_process(argv, cwd_error ? work.path : cwd, limits);
   out.log = trim_end(p.out + (p.out.empty() || p.err.empty() ? "" : "\n") + p.err);
+  if (p.how == process_result::ending::timed_out)
+    throw compile_error("nvcc did not finish compiling " + name + " within " +
+                            seconds_text(limits.timeout_s) +
+                            " s and was stopped (with every process it started); raise the "
+                            "limit with the nvcc option timeout or CUPLUG_COMPILE_TIMEOUT "
+                            "(seconds, 0 for none)",
+                        out.log, out.command);
+  if (p.how == process_result::ending::cancelled)
+    throw compile_error("nvcc compilation of " + name + " was cancelled", out.log, out.command);
   if (p.status != 0)
     throw compile_error("nvcc compilation of " + name + " failed",
                         out.log.empty() ? "nvcc exited with status " + std::to_string(p.status)
                                         : out.log,
                         out.command);
-  if (!read_file(tmp.path + "/" + output, out.data) || out.data.empty())
+  if (!read_file(work.path + "/" + output, out.data) || out.data.empty())
     throw compile_error("nvcc reported success but wrote no " + output, out.log, out.command);
 
   if (!r.name_expressions.empty()) {
@@ -429,7 +491,7 @@ compiled_image nvcc_compiler::do_compile(const compile_request &r) {
       collect_lowered_names(out.data, lowered);
     } else {
       std::error_code ec;
-      for (fs::directory_iterator it(tmp.path, ec), end; !ec && it != end; it.increment(ec)) {
+      for (fs::directory_iterator it(work.path, ec), end; !ec && it != end; it.increment(ec)) {
         std::string text;
         if (it->path().extension() == ".ptx" && read_file(it->path().string(), text))
           collect_lowered_names(text, lowered);
@@ -444,11 +506,71 @@ compiled_image nvcc_compiler::do_compile(const compile_request &r) {
       out.lowered_names[r.name_expressions[i]] = it->second;
     }
   }
+  out.inputs = inputs_of(r, nvcc, deps_path, work.path, cwd_error ? "" : cwd);
   return out;
+}
+
+compile_inputs nvcc_compiler::inputs_of(const compile_request &r, const std::string &nvcc,
+                                        const std::string &deps_path, const std::string &work,
+                                        const std::string &cwd) const {
+  compile_inputs in;
+  if (cwd.empty()) {
+    in.unknown_reason = "the working directory is gone, so relative paths name nothing certain";
+    return in;
+  }
+  std::string rule;
+  if (!read_file(deps_path, rule) || rule.empty()) {
+    in.unknown_reason = "nvcc wrote no dependency list (" + deps_path + ")";
+    return in;
+  }
+  for (const char *var : nvcc_environment) {
+    const char *v = std::getenv(var);
+    in.environment[var] = v ? v : "";
+  }
+  // The configured nvcc is in the key through its version; one asked for per request is not.
+  if (!r.program.empty())
+    in.files.push_back(nvcc);
+  const std::string work_prefix = work + "/";
+  // The toolkit's own headers belong to the nvcc whose version is in the key (as with NVRTC);
+  // leaving them out keeps a memory hit to a stat of the headers that can change under it.
+  std::vector<std::string> toolkit;
+  if (r.program.empty()) {
+    for (const std::string &p : {nvcc, std::string()}) {
+      std::error_code ec;
+      fs::path exe = p.empty() ? fs::canonical(nvcc, ec) : fs::path(p);
+      if (!ec && exe.has_parent_path())
+        toolkit.push_back(exe.parent_path().parent_path().lexically_normal().string() + "/");
+    }
+  }
+  for (const auto &f : make_prerequisites(rule)) {
+    const std::string normal = fs::path(f).lexically_normal().string();
+    bool own = starts_with(f, work_prefix);
+    for (const auto &t : toolkit)
+      own = own || (fs::path(f).is_absolute() && starts_with(normal, t));
+    if (!own)
+      in.files.push_back(f);
+  }
+  // Options files are read by nvcc itself and not listed.
+  std::vector<std::string> dirs(r.include_dirs);
+  for (std::size_t i = 0; i < r.options.size(); ++i) {
+    std::string v;
+    if (option_value(r.options, i, {"--options-file", "-optf"}, false, v))
+      in.files.push_back(v);
+    else if (option_value(r.options, i, {"-I", "--include-path"}, true, v))
+      dirs.push_back(v);
+  }
+  for (std::size_t i = 0; i < r.options.size(); ++i) {
+    std::string v;
+    if (option_value(r.options, i, {"-isystem", "--system-include"}, false, v))
+      dirs.push_back(v);
+  }
+  in.absent = shadowing_candidates(in.files, dirs);
+  in.known = true;
+  return in;
 }
 
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(compiler, cuplug::plugins::nvcc_compiler, "nvcc",
-              "nvcc: compiles CUDA C++ by running the toolkit's nvcc (cubin, PTX, fatbin)",
+              "nvcc: runs the toolkit's nvcc (cubin, PTX, fatbin); options nvcc, timeout",
               CUPLUG_PLUGIN_VERSION)

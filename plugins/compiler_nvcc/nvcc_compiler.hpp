@@ -1,6 +1,7 @@
 // The nvcc compiler: CUDA C++ compiled by running the toolkit's nvcc in a private temp dir.
 #pragma once
 
+#include <cuplug/compile_cache.hpp>
 #include <cuplug/compiler.hpp>
 #include <cuplug/options.hpp>
 
@@ -10,9 +11,13 @@
 
 namespace cuplug::plugins {
 
-// Option "nvcc": the nvcc to run (a path, or a name looked up on PATH); default $NVCC, else
-// `nvcc` on PATH, else $CUDA_PATH/bin, $CUDA_HOME/bin, the build's toolkit. Thread-safe: each
-// compile runs in its own temp dir, removed afterwards unless the options say --keep.
+// Option "nvcc": the nvcc to run (a path, or a name looked up on PATH; made absolute); default
+// $NVCC, else `nvcc` on PATH, else $CUDA_PATH/bin, $CUDA_HOME/bin, the build's toolkit. Option
+// "timeout": seconds a compile may take (default $CUPLUG_COMPILE_TIMEOUT, else 600; 0: none),
+// after which nvcc and all it started are killed. Thread-safe: each compile writes its files in
+// its own private dir, removed afterwards unless keep_files (or --keep) asks to keep them; nvcc
+// runs in the caller's working directory, so relative paths in options work. nvcc lists the
+// files it read (-MD) for the cache.
 class nvcc_compiler final : public compiler {
 public:
   explicit nvcc_compiler(const options &opts);
@@ -25,8 +30,15 @@ private:
 
   // `nvcc --version` and `nvcc --list-gpu-arch`, run once on first need.
   void probe() const;
+  // An arch the configured nvcc supports, or config_error listing those it does.
+  void check_arch(const gpu_arch &arch, const char *what) const;
+  // What a compile read: nvcc's dependency list, the program, its variables, options files.
+  compile_inputs inputs_of(const compile_request &request, const std::string &nvcc,
+                           const std::string &deps_path, const std::string &work,
+                           const std::string &cwd) const;
 
   std::string nvcc_;
+  std::string timeout_option_;
   mutable std::once_flag probed_;
   mutable std::string version_;
   mutable std::vector<int> archs_;

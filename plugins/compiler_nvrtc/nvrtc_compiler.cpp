@@ -1,6 +1,8 @@
 // The NVRTC compiler plugin: options, name expressions, log and output of one nvrtcProgram.
 #include "nvrtc_compiler.hpp"
 
+#include <cuplug/compile_cache.hpp>
+#include <cuplug/compiler_support.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/gpu_arch.hpp>
 #include <cuplug/plugin.hpp>
@@ -11,10 +13,16 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 namespace cuplug::plugins {
@@ -112,22 +120,75 @@ std::string program_log(nvrtcProgram p) {
   return log;
 }
 
+// Asked by NVRTC between its steps whether to go on: the request's `cancelled` and the deadline.
+struct flow_control {
+  const std::function<bool()> *cancelled = nullptr;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool timed_out = false;
+  bool was_cancelled = false;
+};
+
+int flow_callback(void *payload, void *) {
+  auto *f = static_cast<flow_control *>(payload);
+  if (std::chrono::steady_clock::now() >= f->deadline)
+    f->timed_out = true;
+  else if (f->cancelled && *f->cancelled && (*f->cancelled)())
+    f->was_cancelled = true;
+  return f->timed_out || f->was_cancelled ? 1 : 0;
+}
+
 nvrtcResult compile_program(program &p, const std::string &source, const std::string &name,
                             const std::vector<std::string> &opts,
-                            const std::vector<std::string> &name_expressions) {
+                            const std::vector<std::string> &name_expressions,
+                            flow_control *flow = nullptr) {
   check(nvrtcCreateProgram(&p.handle, source.c_str(), name.c_str(), 0, nullptr, nullptr),
         "nvrtcCreateProgram");
   for (const auto &e : name_expressions)
     check(nvrtcAddNameExpression(p.handle, e.c_str()), "nvrtcAddNameExpression");
+  if (flow)
+    check(nvrtcSetFlowCallback(p.handle, &flow_callback, flow), "nvrtcSetFlowCallback");
   std::vector<const char *> argv;
   for (const auto &o : opts)
     argv.push_back(o.c_str());
   return nvrtcCompileProgram(p.handle, static_cast<int>(argv.size()), argv.data());
 }
 
+// The value of an option spelled "-x v", "-xv" or "--long=v" / "--long v"; false for others.
+bool option_value(const std::vector<std::string> &opts, std::size_t &i,
+                  std::initializer_list<const char *> joined,
+                  std::initializer_list<const char *> separate, std::string &value) {
+  const std::string &o = opts[i];
+  for (const char *n : separate)
+    if (o == n && i + 1 < opts.size()) {
+      value = opts[++i];
+      return true;
+    }
+  for (const char *n : joined)
+    if (starts_with(o, n) && o.size() > std::strlen(n)) {
+      value = o.substr(std::strlen(n));
+      return true;
+    }
+  return false;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", s);
+  return buf;
+}
+
+void write_file(const std::string &path, const std::string &data) {
+  std::ofstream f(path, std::ios::binary);
+  f << data;
+  if (!f)
+    throw plugin_error("cannot write " + path);
+}
+
 } // namespace
 
-nvrtc_compiler::nvrtc_compiler(const options &) {
+nvrtc_compiler::nvrtc_compiler(const options &opts) {
+  timeout_option_ = opts.get_string("timeout", "");
+  compile_timeout(timeout_option_); // a bad value fails here, not at the first compile
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
   version_ = "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
@@ -148,15 +209,29 @@ nvrtc_compiler::nvrtc_compiler(const options &) {
   toolkit_includes_ = find_toolkit_includes();
 }
 
+void nvrtc_compiler::check_arch(const gpu_arch &a, const char *what) const {
+  if (archs_.empty() || std::find(archs_.begin(), archs_.end(), a.number) != archs_.end())
+    return;
+  std::string list;
+  for (int n : archs_)
+    list += (list.empty() ? "sm_" : ", sm_") + std::to_string(n);
+  throw config_error(version_ + " cannot compile for " + what + " sm_" + std::to_string(a.number) +
+                     a.suffix + "; it supports " + list + ": ask for one of those");
+}
+
 std::vector<std::string> nvrtc_compiler::builtin_options(const compile_request &r) const {
   std::vector<std::string> out;
   if (!has_option(r.options, {"-arch", "--gpu-architecture"})) {
-    if (r.arch.empty()) {
+    // NVRTC has no -code: the real architecture asked for is the one a cubin is made for.
+    const bool use_code = !r.code.empty() && r.target == image_format::cubin;
+    const std::string &arch = use_code ? r.code : r.arch;
+    if (arch.empty()) {
       if (r.target == image_format::cubin)
         throw config_error("nvrtc needs a GPU architecture to produce cubin (e.g. arch sm_90); "
                            "none was given");
     } else {
-      gpu_arch a = parse_arch(r.arch);
+      gpu_arch a = parse_arch(arch);
+      check_arch(a, use_code ? "code" : "arch");
       std::string prefix = r.target == image_format::cubin ? "sm_" : "compute_";
       out.push_back("-arch=" + prefix + std::to_string(a.number) + a.suffix);
     }
@@ -165,6 +240,8 @@ std::vector<std::string> nvrtc_compiler::builtin_options(const compile_request &
     out.emplace_back("-dlto");
   if (r.relocatable && !has_option(r.options, {"-rdc", "--relocatable-device-code", "-dc"}))
     out.emplace_back("-rdc=true");
+  if (r.debug && !has_option(r.options, {"-G", "--device-debug"}))
+    out.emplace_back("-G");
   for (const auto &d : r.include_dirs)
     out.push_back("-I" + d);
   for (const auto &d : toolkit_includes_)
@@ -183,6 +260,37 @@ nvrtc_compiler::rejected_options(const std::vector<std::string> &user_options) c
   return bad;
 }
 
+compile_inputs nvrtc_compiler::scan(const compile_request &r,
+                                    const std::vector<std::string> &opts) const {
+  include_search s;
+  s.source = r.source;
+  s.source_name = r.source_name;
+  const std::set<std::string> toolkit(toolkit_includes_.begin(), toolkit_includes_.end());
+  for (std::size_t i = 0; i < opts.size(); ++i) {
+    const std::string &o = opts[i];
+    std::string v;
+    if (option_value(opts, i, {"--include-path=", "-I"}, {"-I", "--include-path"}, v)) {
+      s.dirs.push_back({v, toolkit.count(v) != 0});
+    } else if (option_value(opts, i, {"--pre-include=", "-include="}, {"-include", "--pre-include"},
+                            v)) {
+      s.pre_includes.push_back(v);
+    } else if (option_value(opts, i, {"--define-macro=", "-D"}, {"-D", "--define-macro"}, v)) {
+      s.macros.push_back(v);
+    } else if (o == "--no-source-include" || o == "-no-source-include") {
+      s.search_source_dir = false;
+    } else if (starts_with(o, "-pch") || starts_with(o, "--pch") || starts_with(o, "-use-pch") ||
+               starts_with(o, "--use-pch") || starts_with(o, "-create-pch") ||
+               starts_with(o, "--create-pch")) {
+      compile_inputs unknown;
+      unknown.unknown_reason = "precompiled headers (" + o +
+                               ") are read from files cuplug "
+                               "cannot list";
+      return unknown;
+    }
+  }
+  return scan_includes(s);
+}
+
 compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
   if (r.target == image_format::fatbin)
     throw not_supported("nvrtc produces cubin, PTX or LTO-IR, not fatbin; use target 'cubin' "
@@ -193,14 +301,38 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
   compiled_image out;
   out.format = r.target;
   out.command = "nvrtc " + join(opts) + " " + r.source_name;
+  // Read before compiling: a header edited meanwhile then differs from what the cache records.
+  out.inputs = scan(r, opts);
+  const std::string file = source_file_name(r.source_name);
+  if (r.keep_files) {
+    out.kept_directory = make_work_directory(r.keep_directory, "cuplug-nvrtc-");
+    write_file(out.kept_directory + "/" + file, r.source);
+  }
 
+  flow_control flow;
+  flow.cancelled = &r.cancelled;
+  const double timeout = compile_timeout(timeout_option_);
+  if (timeout > 0)
+    flow.deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(timeout));
   program p;
-  nvrtcResult res = compile_program(p, r.source, r.source_name, opts, r.name_expressions);
+  nvrtcResult res = compile_program(p, r.source, r.source_name, opts, r.name_expressions, &flow);
   out.log = program_log(p.handle);
+  if (res == NVRTC_ERROR_CANCELLED || flow.timed_out || flow.was_cancelled) {
+    if (flow.timed_out)
+      throw compile_error("nvrtc did not finish compiling " + r.source_name + " within " +
+                              seconds_text(timeout) +
+                              " s and was stopped; raise the limit with the nvrtc option "
+                              "timeout or CUPLUG_COMPILE_TIMEOUT (seconds, 0 for none)",
+                          out.log, out.command);
+    throw compile_error("nvrtc compilation of " + r.source_name + " was cancelled", out.log,
+                        out.command);
+  }
   if (res == NVRTC_ERROR_INVALID_OPTION) {
-    auto bad = rejected_options(r.options);
+    auto bad = rejected_options(opts);
     std::string what =
-        bad.empty() ? "the options '" + join(r.options) + "'"
+        bad.empty() ? "the options '" + join(opts) + "'"
                     : "option" + std::string(bad.size() > 1 ? "s" : "") + " '" + join(bad) + "'";
     throw config_error("nvrtc does not accept " + what +
                        (out.log.empty() ? std::string() : " (" + out.log + ")") +
@@ -247,10 +379,15 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
                           out.command);
     out.lowered_names[e] = lowered;
   }
+  if (r.keep_files)
+    write_file(out.kept_directory + "/" + fs::path(file).stem().string() + "." +
+                   to_string(r.target),
+               out.data);
   return out;
 }
 
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(compiler, cuplug::plugins::nvrtc_compiler, "nvrtc",
-              "NVRTC: compiles CUDA C++ in process to cubin, PTX or LTO-IR", CUPLUG_PLUGIN_VERSION)
+              "NVRTC: compiles CUDA C++ in process to cubin, PTX or LTO-IR; option timeout",
+              CUPLUG_PLUGIN_VERSION)

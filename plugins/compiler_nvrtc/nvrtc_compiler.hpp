@@ -1,6 +1,7 @@
 // The NVRTC compiler: CUDA C++ compiled in process by the toolkit's runtime compiler.
 #pragma once
 
+#include <cuplug/compile_cache.hpp>
 #include <cuplug/compiler.hpp>
 #include <cuplug/options.hpp>
 
@@ -9,7 +10,10 @@
 
 namespace cuplug::plugins {
 
-// Thread-safe: every compile uses its own nvrtcProgram. Takes no options.
+// Thread-safe: every compile uses its own nvrtcProgram. Option "timeout": seconds a compile may
+// take (default $CUPLUG_COMPILE_TIMEOUT, else 600; 0: none); NVRTC checks it, and Ctrl-C (the
+// request's `cancelled`), between its optimisation steps, not while it parses. NVRTC cannot list
+// the files it read, so each compile scans the source's includes (scan_includes) for the cache.
 class nvrtc_compiler final : public compiler {
 public:
   explicit nvrtc_compiler(const options &opts);
@@ -19,13 +23,18 @@ private:
   std::string do_version() const override { return version_; }
   std::vector<int> do_supported_archs() const override { return archs_; }
 
-  // The options NVRTC gets besides the user's: arch, relocation, include paths.
+  // The options NVRTC gets besides the user's: arch, relocation, debug, include paths.
   std::vector<std::string> builtin_options(const compile_request &request) const;
+  // What the compile with these options can read, found by scanning includes.
+  compile_inputs scan(const compile_request &request, const std::vector<std::string> &opts) const;
+  // A cubin / PTX arch this NVRTC supports, or config_error listing those it does.
+  void check_arch(const gpu_arch &arch, const char *what) const;
   // Which of `user_options` NVRTC rejects (each tried alone on an empty program).
   std::vector<std::string> rejected_options(const std::vector<std::string> &user_options) const;
 
   std::string version_;
   std::vector<int> archs_;
+  std::string timeout_option_;
   // The toolkit's include dir and its CCCL dir, so CUB / Thrust / libcu++ work in sources.
   std::vector<std::string> toolkit_includes_;
 };

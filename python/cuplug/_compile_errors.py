@@ -11,8 +11,11 @@ from cuplug import _core
 
 CompileError = _core.CompileError
 
+# One diagnostic line: "[dir/]file(line): [catastrophic ]error". Nothing in it may cross a line
+# end, or an echoed source line holding a "/" swallows the diagnostic after it.
 _ERROR_LINE = re.compile(
-    r"^(?:.*[/\\])?(?P<file>[^/\\()]+)\((?P<line>\d+)\): (?:catastrophic )?error", re.MULTILINE
+    r"^(?:[^\n]*[/\\])?(?P<file>[^/\\()\n]+)\((?P<line>\d+)\): (?:catastrophic )?error",
+    re.MULTILINE,
 )
 
 

@@ -1,10 +1,13 @@
 """nvcc run as a tool, apart from the compiler backends: PyCUDA's get_nvcc_version() and
-preprocess_source()."""
+preprocess_source(). Like the nvcc backend, a run has a time limit ($CUPLUG_COMPILE_TIMEOUT,
+default 600 s, 0 for none) and takes what nvcc started with it when it ends early (time limit,
+Ctrl-C)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import warnings
@@ -15,13 +18,65 @@ CompileError = _core.CompileError
 
 
 def _find_nvcc(nvcc):
+    """An absolute path: preprocess_source runs nvcc in a temp folder."""
     path = shutil.which(nvcc) if os.sep not in nvcc else nvcc
     if path is None:
         env = os.environ.get("NVCC")
         path = shutil.which(env) if env else None
     if path is None:
         raise _core.ConfigError(f"nvcc not found ({nvcc!r}); set NVCC or pass nvcc=")
-    return path
+    return os.path.abspath(path)
+
+
+def _timeout():
+    text = os.environ.get("CUPLUG_COMPILE_TIMEOUT", "").strip()
+    if not text:
+        return 600.0
+    try:
+        seconds = float(text.removesuffix("s"))
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise _core.ConfigError(
+            f"CUPLUG_COMPILE_TIMEOUT={text!r} is not a time limit; give seconds, e.g. 600, or 0 "
+            "for no limit"
+        )
+    return seconds or None
+
+
+def _run(cmd, cwd=None):
+    """subprocess.run in a new process group, killed whole when the run ends early."""
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    limit = _timeout()
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise CompileError(
+            f"{cmd[0]} did not finish within {limit:g} s and was stopped; raise the limit with "
+            "CUPLUG_COMPILE_TIMEOUT (seconds, 0 for none)",
+            cmd,
+        ) from None
+    except BaseException:  # Ctrl-C and the like: nothing of it may keep running
+        _kill_group(proc)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.communicate()
 
 
 _nvcc_versions = {}
@@ -32,10 +87,11 @@ def get_nvcc_version(nvcc="nvcc"):
     cannot be run."""
     if nvcc not in _nvcc_versions:
         try:
-            out = subprocess.run(
-                [_find_nvcc(nvcc), "--version"], capture_output=True, text=True, check=True
-            ).stdout
-        except (OSError, subprocess.CalledProcessError, _core.ConfigError) as e:
+            p = _run([_find_nvcc(nvcc), "--version"])
+            if p.returncode != 0:
+                raise OSError(f"exit status {p.returncode}: {p.stderr.strip()}")
+            out = p.stdout
+        except (OSError, CompileError, _core.ConfigError) as e:
             warnings.warn(f"nvcc version could not be determined: {e}", stacklevel=2)
             out = "nvcc unknown version"
         _nvcc_versions[nvcc] = out
@@ -49,7 +105,7 @@ def preprocess_source(source, options, nvcc):
         with open(path, "w") as f:
             f.write(source)
         cmd = [_find_nvcc(nvcc), "--preprocess", *options, path, "--compiler-options", "-P"]
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        p = _run(cmd, cwd=tmp)
         if p.returncode != 0:
             raise CompileError(
                 f"nvcc preprocessing of {path} failed", cmd, stdout=p.stdout, stderr=p.stderr

@@ -19,12 +19,9 @@ and the nvcc tools (_nvcc) live in the private modules named, none of which impo
 from __future__ import annotations
 
 import os
-import re
-import tempfile
 import warnings
 
 from cuplug import _arch, _core
-from cuplug import config as _config
 from cuplug._compile_errors import enriched_compile_error
 from cuplug._linking import LinkedModule as _LinkedModule
 from cuplug._loaded_modules import NamedModule as _NamedModule
@@ -104,19 +101,6 @@ def _cache_location(cache_dir):
     return True, True, (None if cache_dir is None else os.fspath(cache_dir))
 
 
-def _backend_options(backend, nvcc):
-    """The nvcc path of a call applies when the backend it uses is nvcc."""
-    if nvcc in (None, "nvcc"):
-        return {}
-    name = backend if backend is not None else _config.selected("compiler").name
-    return {"nvcc": str(nvcc)} if name == "nvcc" else {}
-
-
-def _keep_dir_of(result_command):
-    m = re.match(r"cd '?([^' ]+)'? &&", result_command or "")
-    return m.group(1) if m else None
-
-
 def _compile(
     source,
     *,
@@ -134,9 +118,20 @@ def _compile(
     relocatable=False,
     for_module=False,
 ):
-    """Compiles through the cache; returns (CompileResult, target compiled, backend name)."""
+    """Compiles through the cache; returns (CompileResult, target compiled, backend name).
+
+    What PyCUDA's arguments ask for (debug code, kept files, a real ``code`` architecture, the
+    ``nvcc`` program) goes into the request as such; each compiler backend turns it into its own
+    flags, so nothing here depends on which backend runs."""
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, got {type(source).__name__}")
+    if "\0" in source:  # the core refuses it too, but only Python knows the user's line numbers
+        at = source.index("\0")
+        line = source.count("\n", 0, at) + 1
+        raise ValueError(
+            f"the source contains a NUL byte (at offset {at}, line {line}); a compiler would read "
+            "it only up to there: remove it"
+        )
     user_source = source
     if not no_extern_c:
         # #line keeps the compiler's line numbers equal to the user's.
@@ -145,39 +140,29 @@ def _compile(
     for o in options:
         if not isinstance(o, str):
             raise TypeError(f"options must be strings, got {o!r}")
-    backend_options = _backend_options(backend, nvcc)
     info = []
 
     def compiler_info():  # asked only when needed: it costs a few microseconds
         if not info:
-            info.extend(_cc.compiler_info(backend, backend_options))
+            info.extend(_cc.compiler_info(backend))
         return info
 
     from cuplug import driver  # late: driver imports this package's launch layer
 
-    debugging = driver.CUDA_DEBUGGING
-    backend_name = compiler_info()[0] if (keep or debugging or code is not None) else None
+    debug = bool(driver.CUDA_DEBUGGING)
+    keep = bool(keep) or debug  # PyCUDA keeps the files of a debug build
     memory, disk, directory = _cache_location(cache_dir)
-    if debugging:
-        memory = disk = False
-        keep = True
-        options += ["-G"] if backend_name == "nvrtc" else ["-g", "-G"]
-    if keep:
-        memory = disk = False
-        if backend_name == "nvcc":
-            options.append("--keep")
-
-    if code is not None:
-        if backend_name == "nvcc":
-            options.append("-code=" + code)
-        elif arch is None:
-            arch = code  # NVRTC has no -code: the real arch asked for is the one to build
 
     if _arch.has_arch_option(options):
         arch_text, use_ptx = "", False
     else:
+        # The real architecture asked for (code=) is the one to build when arch= is not given.
         arch_text, use_ptx = _arch.target_arch(
-            arch, compiler_info, for_module, _current_device_arch, _warned_clamps
+            code if arch is None else arch,
+            compiler_info,
+            for_module,
+            _current_device_arch,
+            _warned_clamps,
         )
     if for_module and use_ptx and target == "cubin":
         target = "ptx"
@@ -190,13 +175,16 @@ def _compile(
         options=options,
         include_dirs=dirs,
         arch=arch_text,
+        code=code or "",
         target=target,
         name_expressions=list(name_expressions or ()),
         relocatable=relocatable,
         backend=backend,
-        backend_options=backend_options,
+        debug=debug,
+        keep_files=keep,
+        # PyCUDA's default "nvcc" means the backend's own program.
+        program="" if nvcc in (None, "nvcc") else os.fspath(nvcc),
     )
-    backend_name = request.backend
     try:
         result = _cc.compile(request, memory=memory, disk=disk, cache_dir=directory)
     except CompileError as e:
@@ -216,15 +204,13 @@ def _compile(
             stacklevel=3,
         )
     if keep:
-        kept = _keep_dir_of(result.command) if backend_name == "nvcc" else None
-        if kept is None:
-            kept = tempfile.mkdtemp(prefix="cuplug-nvrtc-")
-            with open(os.path.join(kept, "kernel.cu"), "w") as f:
-                f.write(source)
-            with open(os.path.join(kept, "kernel." + result.format), "wb") as f:
-                f.write(result.data)
-        print(f"*** compiler output in {kept}")
-    return result, target, backend_name
+        if result.kept_directory:
+            print(f"*** compiler output in {result.kept_directory}")
+        else:
+            warnings.warn(
+                f"keep=True: the {request.backend} compiler backend kept no files", stacklevel=3
+            )
+    return result, target, request.backend
 
 
 def compile(

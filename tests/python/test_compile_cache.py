@@ -1,5 +1,7 @@
 """The compile cache through Python: hits and misses, the environment, corruption, permissions,
-eight processes compiling one new kernel at once, and key completeness. No GPU needed."""
+eight processes compiling one new kernel at once, key completeness, and no stale hit however a
+header is reached (computed includes, -include, -isystem, continued lines, shadowing, nvcc's
+environment), in this process and in another. No GPU needed."""
 
 import os
 import stat
@@ -49,7 +51,7 @@ def test_memory_then_disk_then_compile(tmp_path):
     r = request(source)
     first = _cc.compile(r, cache_dir=str(tmp_path))
     assert first.hit is None and first.data[:4] == b"\x7fELF"
-    assert first.key == r.key() and len(first.key) == 64
+    assert len(first.key) == 64 and len(r.key()) == 64
     second = _cc.compile(r, cache_dir=str(tmp_path))
     assert second.hit == "memory" and second.data == first.data
     # A request made again from the same values finds the same entry.
@@ -57,8 +59,9 @@ def test_memory_then_disk_then_compile(tmp_path):
     _cc.clear_memory_cache()
     third = _cc.compile(r, cache_dir=str(tmp_path))
     assert third.hit == "disk" and third.data == first.data
+    assert third.key == first.key
     files = entries(tmp_path)
-    assert [f.name for f in files] == [first.key + ".bin"]
+    assert [f.name for f in files] == [r.key() + ".bin"]  # named by the request key
     assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / SUBDIR).stat().st_mode) == 0o700
 
@@ -146,7 +149,7 @@ import sys
 from cuplug._core import _compiler as cc
 r = cc.CompileRequest(sys.stdin.read(), arch="sm_90")
 res = cc.compile(r, cache_dir=sys.argv[1])
-print(res.key, res.hit)
+print(r.key(), res.hit)
 """
 
 
@@ -171,7 +174,7 @@ def test_eight_processes_compiling_one_new_kernel(tmp_path):
     assert [f.name for f in files] == [key + ".bin"]  # one entry, no temp files left
     _cc.clear_memory_cache()
     res = _cc.compile(request(source), cache_dir=str(tmp_path))
-    assert res.hit == "disk" and res.key == key
+    assert res.hit == "disk" and request(source).key() == key
 
 
 def test_keys_are_the_same_in_another_process(tmp_path):
@@ -189,7 +192,6 @@ def test_keys_are_the_same_in_another_process(tmp_path):
 
 
 def test_every_ingredient_changes_the_key(tmp_path):
-    (tmp_path / "h.h").write_text("#define V 1\n")
     base = dict(
         source='#include "h.h"\n' + KERNEL,
         options=["-DA=1"],
@@ -204,22 +206,158 @@ def test_every_ingredient_changes_the_key(tmp_path):
         "source": dict(source=base["source"] + " "),
         "options": dict(options=["-DA=2"]),
         "arch": dict(arch="sm_89"),
+        "code": dict(code="sm_90"),
         "target": dict(target="ptx"),
         "name expressions": dict(name_expressions=["k", "j"]),
         "relocatable": dict(relocatable=True),
+        "debug": dict(debug=True),
+        "program": dict(program="/opt/cuda/bin/nvcc"),
         "backend": dict(backend="nvcc"),
+        # Where headers are looked for decides which are read.
+        "include dirs": dict(include_dirs=[str(tmp_path / "moved")]),
     }
     for what, change in variants.items():
         assert _cc.CompileRequest(**{**base, **change}).key() != k0, what
-    (tmp_path / "h.h").write_text("#define V 2\n")
-    assert _cc.CompileRequest(**base).key() != k0, "header content"
-    (tmp_path / "h.h").write_text("#define V 1\n")
-    assert _cc.CompileRequest(**base).key() == k0
-    # Where a header lives is not an ingredient; its content is.
-    moved = tmp_path / "moved"
-    moved.mkdir()
-    (moved / "h.h").write_text("#define V 1\n")
-    assert _cc.CompileRequest(**{**base, "include_dirs": [str(moved)]}).key() == k0
+
+
+def old_file(path, text):
+    """Writes a file that looks written long ago: the cache does not record a file written just
+    before a compile (file times lag the clock), and these tests want their compiles cached."""
+    path.write_text(text)
+    past = time.time() - 30
+    os.utime(path, (past, past))
+
+
+def ptx_value(ptx):
+    """The int constant a kernel `a[0] = V;` stores, from its PTX."""
+    import re
+
+    m = re.search(rb"st\.global\.u32\s+\[%rd\d+\], (\d+);", ptx) or re.search(
+        rb"mov\.u32\s+%r\d+, (\d+);", ptx
+    )
+    assert m, ptx.decode(errors="replace")
+    return int(m.group(1))
+
+
+STORE_V = 'extern "C" __global__ void k(int *a) { a[0] = V; }\n'
+
+# How a header is reached: (source prefix, options, backends it applies to). The header's dir is
+# an include dir unless the options name it. Each must give a fresh compile (never a stale hit)
+# after the header is edited.
+REACHED = {
+    "computed include": ('#define H "h.cuh"\n#include H\n', [], ["nvrtc", "nvcc"]),
+    "computed include via -D": ("#include H\n", ['-DH="h.cuh"'], ["nvrtc", "nvcc"]),
+    "continued include line": ('#include \\\n  "h.cuh"\n', [], ["nvrtc", "nvcc"]),
+    "-include": ("", ["-include", "{dir}/h.cuh"], ["nvrtc", "nvcc"]),
+    "--pre-include": ("", ["--pre-include={dir}/h.cuh"], ["nvrtc", "nvcc"]),
+    "nvcc -isystem": ("#include <h.cuh>\n", ["-isystem", "{dir}"], ["nvcc"]),
+    "include through a header": ('#include "outer.cuh"\n', [], ["nvrtc", "nvcc"]),
+}
+
+STALE_CHECK = """
+import sys, json
+from cuplug._core import _compiler as cc
+a = json.loads(sys.argv[1])
+r = cc.CompileRequest(a["source"], options=a["options"], include_dirs=a["dirs"], arch="sm_90",
+                      target="ptx", backend=a["backend"])
+res = cc.compile(r, cache_dir=a["cache"])
+sys.stdout.buffer.write(res.data)
+"""
+
+
+@pytest.mark.parametrize("backend", ["nvrtc", "nvcc"])
+@pytest.mark.parametrize("how", list(REACHED))
+def test_an_edited_header_is_never_a_stale_hit(tmp_path, how, backend):
+    prefix, options, backends = REACHED[how]
+    if backend not in backends:
+        pytest.skip(f"{how} is an option of {backends[0]} only")
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    old_file(inc / "h.cuh", "#define V 1\n")
+    old_file(inc / "outer.cuh", '#define H2 "h.cuh"\n#include H2\n')
+    source = f"// {uuid.uuid4()}\n" + prefix + STORE_V
+    dirs = [] if any("{dir}" in o for o in options) else [str(inc)]
+    options = [o.format(dir=inc) for o in options]
+    cache = str(tmp_path / "cache")
+
+    def compile_here():
+        r = request(source, options=options, include_dirs=dirs, target="ptx", backend=backend)
+        return _cc.compile(r, cache_dir=cache)
+
+    first = compile_here()
+    assert ptx_value(first.data) == 1
+    assert first.not_cached is None, first.not_cached
+    assert compile_here().hit == "memory"
+    old_file(inc / "h.cuh", "#define V 2\n")
+    again = compile_here()  # the memory layer
+    assert again.hit is None and ptx_value(again.data) == 2
+    old_file(inc / "h.cuh", "#define V 3\n")
+    args = dict(source=source, options=options, dirs=dirs, backend=backend, cache=cache)
+    out = subprocess.run(
+        [sys.executable, "-c", STALE_CHECK, __import__("json").dumps(args)],
+        capture_output=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr.decode()
+    assert ptx_value(out.stdout) == 3  # the disk layer, from another process
+
+
+@pytest.mark.parametrize("backend", ["nvrtc", "nvcc"])
+def test_a_header_created_earlier_on_the_include_path_is_noticed(tmp_path, backend):
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    old_file(second / "h.cuh", "#define V 1\n")
+    source = f"// {uuid.uuid4()}\n#include <h.cuh>\n" + STORE_V
+    r = request(source, include_dirs=[str(first), str(second)], target="ptx", backend=backend)
+    assert ptx_value(_cc.compile(r, cache_dir=str(tmp_path)).data) == 1
+    assert _cc.compile(r, cache_dir=str(tmp_path)).hit == "memory"
+    old_file(first / "h.cuh", "#define V 2\n")  # now found first
+    assert ptx_value(_cc.compile(r, cache_dir=str(tmp_path)).data) == 2
+    _cc.clear_memory_cache()
+    assert ptx_value(_cc.compile(r, cache_dir=str(tmp_path)).data) == 2
+
+
+@pytest.mark.parametrize("variable", ["NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS"])
+def test_nvccs_flag_variables_are_part_of_the_key(tmp_path, monkeypatch, variable):
+    source = f"// {uuid.uuid4()}\n" + STORE_V
+    r = request(source, target="ptx", backend="nvcc")
+    monkeypatch.setenv(variable, "-DV=1")
+    assert ptx_value(_cc.compile(r, cache_dir=str(tmp_path)).data) == 1
+    assert _cc.compile(r, cache_dir=str(tmp_path)).hit == "memory"
+    monkeypatch.setenv(variable, "-DV=2")
+    assert ptx_value(_cc.compile(r, cache_dir=str(tmp_path)).data) == 2
+    _cc.clear_memory_cache()
+    monkeypatch.setenv(variable, "-DV=3")
+    assert ptx_value(_cc.compile(r, cache_dir=str(tmp_path)).data) == 3  # the disk entry: V=2
+    _cc.clear_memory_cache()
+    assert _cc.compile(r, cache_dir=str(tmp_path)).hit == "disk"
+
+
+def test_a_relative_include_dir_means_the_current_directory(tmp_path, monkeypatch):
+    for name, value in (("a", 1), ("b", 2)):
+        (tmp_path / name / "inc").mkdir(parents=True)
+        old_file(tmp_path / name / "inc" / "h.cuh", f"#define V {value}\n")
+    source = f"// {uuid.uuid4()}\n#include <h.cuh>\n" + STORE_V
+    for backend in ("nvrtc", "nvcc"):
+        r = request(source, include_dirs=["inc"], target="ptx", backend=backend)
+        monkeypatch.chdir(tmp_path / "a")
+        assert ptx_value(_cc.compile(r, cache_dir=str(tmp_path)).data) == 1
+        monkeypatch.chdir(tmp_path / "b")
+        assert ptx_value(_cc.compile(r, cache_dir=str(tmp_path)).data) == 2, backend
+
+
+def test_what_nvrtc_cannot_follow_is_compiled_every_time(tmp_path):
+    old_file(tmp_path / "h.cuh", "#define V 1\n")
+    source = f"// {uuid.uuid4()}\n#define S(x) #x\n#include S(h.cuh)\n" + STORE_V
+    r = request(source, include_dirs=[str(tmp_path)], target="ptx", backend="nvrtc")
+    first = _cc.compile(r, cache_dir=str(tmp_path / "cache"))
+    assert ptx_value(first.data) == 1
+    assert "S(h.cuh)" in first.not_cached
+    old_file(tmp_path / "h.cuh", "#define V 2\n")
+    second = _cc.compile(r, cache_dir=str(tmp_path / "cache"))
+    assert second.hit is None and ptx_value(second.data) == 2
+    assert entries(tmp_path / "cache") == []
 
 
 def test_an_edited_header_is_noticed_in_the_same_process(tmp_path):
@@ -233,6 +371,46 @@ def test_an_edited_header_is_noticed_in_the_same_process(tmp_path):
     assert b"0f40200000" in ptx or b"1075838976" in ptx  # 2.5f
 
 
+HANG_CHECK = """
+import sys, time
+from cuplug._core import _compiler as cc
+r = cc.CompileRequest("__global__ void k() {}", arch="sm_90")
+start = time.monotonic()
+res = cc.compile(r, cache_dir=sys.argv[1])
+print(res.hit, round(time.monotonic() - start, 3))
+"""
+
+
+@pytest.mark.parametrize("planted", ["fifo", "sparse 1 TiB"])
+def test_a_hostile_entry_is_a_quick_miss(tmp_path, planted):
+    r = request("__global__ void k() {}")
+    _cc.compile(r, memory=False, cache_dir=str(tmp_path))
+    entry = tmp_path / SUBDIR / (r.key() + ".bin")
+    good = entry.read_bytes()
+    entry.unlink()
+    if planted == "fifo":
+        os.mkfifo(entry, 0o600)
+    else:
+        with open(entry, "wb") as f:
+            f.truncate(1 << 40)
+        os.chmod(entry, 0o600)
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", HANG_CHECK, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        if planted == "fifo":  # let the stuck reader go before failing
+            os.close(os.open(entry, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail(f"a {planted} entry hangs the compile")
+    assert out.returncode == 0, out.stderr
+    hit, seconds = out.stdout.split()
+    assert hit == "None" and float(seconds) < 10
+    assert entry.read_bytes() == good  # replaced by a real entry
+
+
 def test_size_cap_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("CUPLUG_CACHE_MAX_SIZE", "64MiB")
     assert _cc.max_disk_bytes() == 64 << 20
@@ -244,8 +422,9 @@ def test_size_cap_from_the_environment(tmp_path, monkeypatch):
     _cc.compile(request(new_kernel()), cache_dir=str(tmp_path))
     size = entries(tmp_path)[0].stat().st_size
     monkeypatch.setenv("CUPLUG_CACHE_MAX_SIZE", str(int(size * 1.5)))
-    newest = _cc.compile(request(new_kernel()), cache_dir=str(tmp_path))
-    assert [f.name for f in entries(tmp_path)] == [newest.key + ".bin"]
+    newest = request(new_kernel())
+    _cc.compile(newest, cache_dir=str(tmp_path))
+    assert [f.name for f in entries(tmp_path)] == [newest.key() + ".bin"]
 
 
 def test_a_memory_hit_is_cheap():

@@ -488,3 +488,254 @@ def test_dynamic_parallelism(ctx, backend):
     out = np.zeros(128, np.int32)
     mod.get_function("parent")(drv.Out(out), block=(4, 1, 1), grid=(1, 1))
     assert np.array_equal(out, np.arange(128, dtype=np.int32))
+
+
+# ---- requests that say what they want, whatever the backend ----------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_debug_code_and_keep_reach_each_backend_as_its_own_flags(backend, monkeypatch, capsys):
+    monkeypatch.setattr(drv, "CUDA_DEBUGGING", True)
+    result, _, _ = compiler._compile(unique(DOUBLE_ARRAY), code="sm_86", backend=backend)
+    kept = capsys.readouterr().out.split("*** compiler output in ", 1)[1].strip()
+    try:
+        assert kept == result.kept_directory and os.path.isdir(kept)
+        assert " -G" in result.command
+        assert ("-arch=compute_86 -code=sm_86" if backend == "nvcc" else "-arch=sm_86") in (
+            result.command
+        )
+    finally:
+        import shutil
+
+        shutil.rmtree(kept)
+
+
+def test_a_third_compiler_backend_needs_no_change_to_the_compiler_module(tmp_path):
+    build = os.environ.get("CUPLUG_BUILD_DIR")
+    plugin = os.path.join(build or "", "tests", "fake_plugins", "libfake_good_compiler.so")
+    if not build or not os.path.exists(plugin):
+        pytest.skip("the fake compiler plugin is not built (set CUPLUG_BUILD_DIR)")
+    out = run_python(
+        "import warnings, cuplug, cuplug.driver as drv\n"
+        "from cuplug import compiler\n"
+        f"cuplug.plugins.load({plugin!r})\n"
+        "drv.CUDA_DEBUGGING = True\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    r, _, name = compiler._compile('__global__ void k() {}', arch='sm_90',\n"
+        "                                   code='sm_90', backend='fake_compiler', keep=True,\n"
+        "                                   nvcc='/some/nvcc')\n"
+        "print(name, r.data.count(b'void k'), [str(x.message) for x in w])\n"
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("fake_compiler 1 ['keep=True: the fake_compiler compiler"), (
+        out.stdout
+    )
+
+
+# ---- messages that say what is wrong ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_error_lines_survive_a_slash_in_an_echoed_source_line(backend):
+    source = "__global__ void k(int *x) {\n  x[0] = nope1 / 2;\n  x[1] = nope2;\n}\n"
+    with pytest.raises(drv.CompileError) as info:
+        compiler.compile(source, arch="sm_90", backend=backend, cache_dir=False)
+    assert info.value.line_numbers == [2, 3]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_nul_byte_in_the_source_is_refused(backend):
+    source = unique(DOUBLE_ARRAY) + "\0 lost"  # the NUL starts line 9
+    with pytest.raises(ValueError, match=r"NUL byte \(at offset \d+, line 9\)"):
+        compiler.compile(source, arch="sm_90", backend=backend)
+    # The core refuses it too, for callers that are not this module.
+    with pytest.raises(ValueError, match="NUL byte"):
+        _cc.compile(_cc.CompileRequest(source, arch="sm_90", backend=backend))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_arch_the_compiler_lacks_is_named_with_those_it_has(backend):
+    with pytest.raises(drv.ConfigError) as info:
+        compiler.compile(unique(DOUBLE_ARRAY), arch="sm_9999", backend=backend)
+    text = str(info.value)
+    assert "cannot compile for arch sm_9999" in text and "it supports sm_" in text
+    assert "the options ''" not in text
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_unusable_tmpdir_is_named(backend):
+    out = run_python(
+        "from cuplug import compiler\n"
+        "try:\n"
+        f"    compiler.compile('__global__ void k() {{}}', arch='sm_90', backend={backend!r},\n"
+        "                     keep=True)\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__, e)\n",
+        TMPDIR="/nonexistent/tmp",
+    )
+    assert out.stdout.startswith("ConfigError"), out.stdout + out.stderr
+    assert "/nonexistent/tmp" in out.stdout and "TMPDIR" in out.stdout
+
+
+def test_a_relative_nvcc_path_is_the_callers(tmp_path, monkeypatch):
+    import shutil
+
+    real = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    (tmp_path / "bin").mkdir()
+    wrapper = tmp_path / "bin" / "nvcc"
+    wrapper.write_text(f'#!/bin/sh\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    cubin = compiler.compile(unique(DOUBLE_ARRAY), arch="sm_90", backend="nvcc", nvcc="bin/nvcc")
+    assert cubin[:4] == b"\x7fELF"
+
+
+# ---- a stuck nvcc ----------------------------------------------------------------------------
+
+# Answers nothing, starts a child, records both pids, waits forever.
+HANGING_NVCC = """#!/bin/sh
+sleep 1000 &
+echo $$ $! > "{pids}"
+wait
+"""
+
+
+def hanging_nvcc(tmp_path):
+    script = tmp_path / "nvcc"
+    script.write_text(HANGING_NVCC.format(pids=tmp_path / "pids"))
+    script.chmod(0o755)
+    return str(script)
+
+
+def wait_for_pids(tmp_path, seconds=30):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        text = (tmp_path / "pids").read_text() if (tmp_path / "pids").exists() else ""
+        if len(text.split()) == 2:
+            return [int(p) for p in text.split()]
+        time.sleep(0.05)
+    raise AssertionError("the stand-in nvcc never started")
+
+
+def running(pid):
+    """Alive and not a zombie (an orphan's zombie may wait long for a reaper in a container)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def gone(pids, seconds=10):
+    deadline = time.monotonic() + seconds
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(running(p) for p in pids)
+
+
+def test_a_stuck_nvcc_times_out_and_leaves_nothing_running(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUPLUG_COMPILE_TIMEOUT", "1")
+    start = time.monotonic()
+    with pytest.raises(drv.CompileError, match="did not finish compiling kernel.cu within 1 s"):
+        compiler.compile(
+            unique(DOUBLE_ARRAY), arch="sm_90", backend="nvcc", nvcc=hanging_nvcc(tmp_path)
+        )
+    assert time.monotonic() - start < 30
+    assert gone(wait_for_pids(tmp_path, 1))
+
+
+STUCK_COMPILE = """
+import sys, threading
+from cuplug import compiler
+def work():
+    compiler.compile('__global__ void k() {}', arch='sm_90', backend='nvcc', nvcc=sys.argv[1])
+if sys.argv[2] == "thread":
+    threading.Thread(target=work, daemon=True).start()
+    import time, os
+    while not os.path.exists(sys.argv[3]):
+        time.sleep(0.05)
+    time.sleep(0.2)
+    sys.exit(0)
+try:
+    work()
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+"""
+
+
+def start_stuck(tmp_path, how):
+    import signal as _signal  # noqa: F401  (documents what the callers send)
+
+    env = dict(os.environ, CUPLUG_COMPILE_TIMEOUT="0")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STUCK_COMPILE, hanging_nvcc(tmp_path), how, str(tmp_path / "pids")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    return proc, wait_for_pids(tmp_path)
+
+
+def test_ctrl_c_stops_a_compile_and_its_nvcc(tmp_path):
+    import signal
+
+    proc, pids = start_stuck(tmp_path, "main")
+    try:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert out.strip() == "KeyboardInterrupt", err
+    assert gone(pids)
+
+
+def test_an_exiting_python_stops_a_compile_left_running(tmp_path):
+    proc, pids = start_stuck(tmp_path, "thread")
+    try:
+        proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert gone(pids)
+
+
+def test_a_killed_python_leaves_no_nvcc(tmp_path):
+    import signal
+
+    proc, (nvcc_pid, child_pid) = start_stuck(tmp_path, "main")
+    proc.kill()  # SIGKILL: nothing in Python runs; the kernel ends nvcc (its parent died)
+    proc.wait(timeout=30)
+    try:
+        assert gone([nvcc_pid])
+    finally:
+        try:
+            os.kill(child_pid, signal.SIGKILL)  # what nvcc started outlives it (see the docs)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_log_that_is_not_utf8_is_still_readable(tmp_path, backend):
+    (tmp_path / "latin1.h").write_bytes(b"#warning caf\xe9 au lait\n")
+    source = unique('#include "latin1.h"\n__global__ void k(float *a) { a[0] = 1; }\n')
+    with pytest.warns(compiler.CompilerWarning, match="caf\ufffd au lait"):
+        compiler.compile(source, arch="sm_90", backend=backend, include_dirs=[tmp_path])
+
+
+def test_the_nvcc_helpers_have_the_same_limits(tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setenv("CUPLUG_COMPILE_TIMEOUT", "1")
+    stuck = hanging_nvcc(tmp_path)
+    with pytest.raises(drv.CompileError, match="did not finish within 1 s"):
+        compiler.preprocess_source("int x;\n", [], stuck)
+    assert gone(wait_for_pids(tmp_path, 1))
+    # A relative nvcc works although preprocessing runs in a temp folder.
+    real = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nvcc").write_text(f'#!/bin/sh\nexec {real} "$@"\n')
+    (tmp_path / "bin" / "nvcc").chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CUPLUG_COMPILE_TIMEOUT", "600")
+    assert "int x = 2;" in compiler.preprocess_source("#define T 2\nint x = T;\n", [], "bin/nvcc")

@@ -14,17 +14,8 @@
 namespace cuplug {
 
 // Bumped when the entry layout or the key recipe changes; older entries then simply miss.
-inline constexpr std::uint32_t compile_cache_format_version = 1;
+inline constexpr std::uint32_t compile_cache_format_version = 2;
 
-// A user header the source includes, as it was when the key was made (compile_cache_key reads
-// them).
-struct included_header {
-  std::string name; // path relative to the include dir it was found in
-  std::string path; // where it was read from
-  std::string content;
-  long long mtime_ns = 0;
-  long long size = 0;
-};
 
 // A compile request bound to the compiler that serves it, hashed once so that repeated lookups
 // with the same object cost no more than a hash-table probe.
@@ -47,11 +38,12 @@ private:
   std::size_t hash_ = 0;
 };
 
-// SHA-256 (hex) over: cache format version, backend name and version, arch, target format,
-// relocatable flag, normalised options, source name, source, each included user header (name and
-// content), name expressions. Reads the headers; `headers` receives them when not null.
-std::string compile_cache_key(const cache_request &request,
-                              std::vector<included_header> *headers = nullptr);
+// The request key, SHA-256 (hex) over what the request says: cache format version, backend name
+// and version, arch, code, target format, relocatable and debug flags, the program, normalised
+// options, include dirs, source name, source, name expressions. It names the disk entry; the
+// files and variables the compile read are recorded in the entry and must be unchanged for a hit
+// (see compile_cache). Reads no file.
+std::string compile_cache_key(const cache_request &request);
 
 // Where a compile may look and store.
 struct cache_policy {
@@ -63,13 +55,17 @@ struct cache_policy {
 enum class cache_hit { none, memory, disk };
 const char *to_string(cache_hit hit) noexcept;
 
-// A compiled image and where it came from. `warning`, when set, is said once per process per
-// directory (an unsafe or unusable cache directory); the Python layer turns it into a warning.
+// A compiled image and where it came from. `key` identifies the image: the request key and the
+// content of what the compile read (equal keys, equal images). `warning`, when set, is said once
+// per process per directory (an unsafe or unusable cache directory); the Python layer turns it
+// into a warning. `not_cached` says why a compiled image was kept in no layer (its inputs could
+// not be recorded, e.g. a computed include NVRTC's scan cannot follow).
 struct cache_result {
   std::shared_ptr<const compiled_image> image;
   cache_hit hit = cache_hit::none;
   std::string key;
   std::string warning;
+  std::string not_cached;
 };
 
 // State of one disk cache directory.
@@ -82,18 +78,24 @@ struct disk_cache_status {
 const char *to_string(disk_cache_status::state s) noexcept;
 
 // The process-wide cache. Thread-safe. CUPLUG_DISABLE_CACHE=1 (read on every compile) turns off
-// both layers. Disk entries: <root>/compiler-v1/<key>.bin, files 0600 in dirs 0700 owned by the
-// user; a directory owned by someone else or writable by group/others is not used. Entries carry
-// a magic, the format version, the key and a SHA-256 checksum; anything that does not verify is a
-// miss and gets rewritten. Writes go to a temp file renamed into place, so concurrent writers of
-// one key leave one complete entry. The disk size is capped (CUPLUG_CACHE_MAX_SIZE, default 1 GiB)
-// by evicting least recently used entries (a hit refreshes the entry's mtime).
+// both layers; a request with keep_files passes both by. Each compile reports what it read
+// (compile_inputs): files, probed absent paths, environment variables. The cache records them
+// with content hashes; a hit in either layer needs each still the same (a stat, or a hash when
+// the stat differs), so an edited header is a miss however it was reached. A compile whose
+// inputs cannot be recorded is kept in neither layer. Disk entries:
+// <root>/compiler-v1/<request key>.bin, files 0600 in dirs 0700 owned by the user; a directory
+// owned by someone else or writable by group/others is not used. Entries carry a magic, the
+// format version, the key and a SHA-256 checksum; anything that does not verify, is not a regular
+// file, or is over 256 MiB is a miss (read no further than its header) and gets rewritten. Writes
+// go to a temp file renamed into place, so concurrent writers of one key leave one complete entry.
+// The disk size is capped (CUPLUG_CACHE_MAX_SIZE, default 1 GiB) by evicting least recently used
+// entries (a hit refreshes the entry's mtime).
 class compile_cache {
 public:
   static compile_cache &instance();
 
   // The in-memory entry for a request seen before, or null. Touches the file system only to
-  // re-check (stat) user headers the source includes; a changed header is a miss.
+  // re-check (stat) what the compile read; a changed file is a miss.
   std::shared_ptr<const cache_result> find(const cache_request &request);
 
   // Memory, then disk, then the compiler (storing in both). Throws what the compiler throws.

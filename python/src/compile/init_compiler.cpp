@@ -1,7 +1,7 @@
 // Bindings for compiling through the cache (cuplug._core._compiler): requests bound to a compiler
 // backend, results, the cache's state, and the architecture helpers cuplug.compiler uses.
-#include "driver/context.hpp"
 #include "bindings.hpp"
+#include "driver/context.hpp"
 #include "support/convert.hpp"
 
 #include <cuplug/backends.hpp>
@@ -14,6 +14,14 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+namespace cuplug {
+// The cache's test door (core/src/cache_entry.hpp; not in the installed headers), for the
+// property tests of the entry decoder (tests/python/test_cache_entry_fuzz.py). A signature
+// change there fails to link here.
+std::string encode_cache_entry(const std::string &key, const compiled_image &image);
+bool decode_cache_entry(const std::string &bytes, const std::string &key, compiled_image &image);
+} // namespace cuplug
 
 namespace cuplug::python {
 namespace {
@@ -57,25 +65,57 @@ struct py_request {
   cache_request request;
 };
 
+// The compile's `cancelled`: polled by the compiler while it works with the GIL released. On the
+// main thread a pending signal runs its Python handler here; a KeyboardInterrupt (or whatever the
+// handler raised) stays set, stops the compile, and compile() below raises it. A compile still
+// running while the interpreter shuts down stops too.
+bool python_wants_to_stop() {
+#if PY_VERSION_HEX >= 0x030D0000
+  if (Py_IsFinalizing())
+#else
+  if (_Py_IsFinalizing())
+#endif
+    return true;
+  py::gil_scoped_acquire gil;
+  return PyErr_Occurred() != nullptr || PyErr_CheckSignals() != 0;
+}
+
 py_request make_request(const std::string &source, const std::vector<std::string> &options,
                         const std::vector<std::string> &include_dirs, const std::string &arch,
                         const std::string &target, const std::vector<std::string> &name_expressions,
                         bool relocatable, const std::string &source_name, const py::object &backend,
-                        const std::map<std::string, std::string> &backend_options) {
+                        const std::map<std::string, std::string> &backend_options,
+                        const std::string &code, bool debug, bool keep_files,
+                        const std::string &keep_directory, const std::string &program) {
   compile_request r;
   r.source = source;
   r.options = options;
   r.include_dirs = include_dirs;
   r.arch = arch;
+  r.code = code;
   r.target = format_from_string(target);
   r.name_expressions = name_expressions;
   r.relocatable = relocatable;
   r.source_name = source_name;
+  r.debug = debug;
+  r.keep_files = keep_files;
+  r.keep_directory = keep_directory;
+  r.program = program;
+  r.cancelled = &python_wants_to_stop;
   return py_request{cache_request(resolve_compiler(backend, backend_options), std::move(r))};
 }
 
 py::object optional_text(const std::string &s) {
   return s.empty() ? py::object(py::none()) : py::object(py::str(s));
+}
+
+// Compiler output is bytes in whatever encoding the tools and file names had: shown as text with
+// what is not UTF-8 replaced, never an exception on reading it.
+py::str lenient_text(const std::string &s) {
+  PyObject *u = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  if (u == nullptr)
+    throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(u);
 }
 
 void bind_request_and_result(py::module_ &m) {
@@ -88,7 +128,9 @@ void bind_request_and_result(py::module_ &m) {
            py::arg("target") = "cubin", py::arg("name_expressions") = std::vector<std::string>{},
            py::arg("relocatable") = false, py::arg("source_name") = "kernel.cu",
            py::arg("backend") = py::none(),
-           py::arg("backend_options") = std::map<std::string, std::string>{})
+           py::arg("backend_options") = std::map<std::string, std::string>{}, py::arg("code") = "",
+           py::arg("debug") = false, py::arg("keep_files") = false, py::arg("keep_directory") = "",
+           py::arg("program") = "")
       .def_property_readonly("backend",
                              [](const py_request &r) { return r.request.backend().backend_name(); })
       .def_property_readonly(
@@ -101,12 +143,9 @@ void bind_request_and_result(py::module_ &m) {
       .def_property_readonly(
           "target", [](const py_request &r) { return to_string(r.request.request().target); })
       .def(
-          "key",
-          [](const py_request &r) {
-            py::gil_scoped_release nogil; // reads the user's headers
-            return compile_cache_key(r.request);
-          },
-          "The content key (SHA-256 hex) of this request; reads the headers it includes.");
+          "key", [](const py_request &r) { return compile_cache_key(r.request); },
+          "The request key (SHA-256 hex): what the request says, the name of its disk entry. "
+          "The key of a result also covers what the compile read.");
 
   py::class_<cache_result, std::shared_ptr<cache_result>>(
       m, "CompileResult", "A compiled image and where it came from.")
@@ -116,11 +155,24 @@ void bind_request_and_result(py::module_ &m) {
                              })
       .def_property_readonly("format",
                              [](const cache_result &r) { return to_string(r.image->format); })
-      .def_property_readonly("log", [](const cache_result &r) { return r.image->log; })
-      .def_property_readonly("command", [](const cache_result &r) { return r.image->command; })
+      .def_property_readonly("log",
+                             [](const cache_result &r) { return lenient_text(r.image->log); })
+      .def_property_readonly("command",
+                             [](const cache_result &r) { return lenient_text(r.image->command); })
       .def_property_readonly("lowered_names",
                              [](const cache_result &r) { return r.image->lowered_names; })
-      .def_readonly("key", &cache_result::key)
+      .def_property_readonly(
+          "kept_directory",
+          [](const cache_result &r) { return optional_text(r.image->kept_directory); },
+          "Where keep_files left the compiler's files, else None.")
+      .def_property_readonly(
+          "dependencies", [](const cache_result &r) { return r.image->inputs.files; },
+          "The files the compile read, as the compiler reported them (the cache checks them).")
+      .def_property_readonly(
+          "not_cached", [](const cache_result &r) { return optional_text(r.not_cached); },
+          "Why a fresh compile was kept in no cache layer, else None.")
+      .def_readonly("key", &cache_result::key,
+                    "Identifies the image: the request key and the content of what was read.")
       .def_property_readonly(
           "hit",
           [](const cache_result &r) {
@@ -141,11 +193,56 @@ std::shared_ptr<cache_result> compile(const py_request &req, bool memory, bool d
     policy.directory = cache_dir.cast<std::string>();
   compile_cache &cache = compile_cache::instance();
   // A memory hit is a hash probe: done with the GIL held, since releasing it costs more.
-  if (memory && !compile_cache::disabled_by_environment())
+  if (memory && !compile_cache::disabled_by_environment() && !req.request.request().keep_files)
     if (auto hit = cache.find(req.request))
       return std::make_shared<cache_result>(*hit);
-  py::gil_scoped_release nogil;
-  return std::make_shared<cache_result>(cache.compile(req.request, policy));
+  std::shared_ptr<cache_result> out;
+  try {
+    py::gil_scoped_release nogil;
+    out = std::make_shared<cache_result>(cache.compile(req.request, policy));
+  } catch (...) {
+    // The compile stopped because Python wants to (Ctrl-C): raise that, not the compile error.
+    if (PyErr_Occurred())
+      throw py::error_already_set();
+    throw;
+  }
+  return out;
+}
+
+// The entry decoder, for the property tests that feed it random and damaged bytes.
+py::object decode_entry_for_tests(const py::bytes &data, const std::string &key) {
+  std::string bytes = data;
+  compiled_image image;
+  bool ok;
+  {
+    py::gil_scoped_release nogil;
+    ok = decode_cache_entry(bytes, key, image);
+  }
+  if (!ok)
+    return py::none();
+  py::dict d;
+  d["format"] = to_string(image.format);
+  d["data"] = py::bytes(image.data);
+  d["log"] = lenient_text(image.log);
+  d["command"] = lenient_text(image.command);
+  py::dict names;
+  for (const auto &[expr, lowered] : image.lowered_names)
+    names[lenient_text(expr)] = lenient_text(lowered);
+  d["lowered_names"] = names;
+  return std::move(d);
+}
+
+py::bytes encode_entry_for_tests(const std::string &key, const py::bytes &data,
+                                 const std::string &format, const std::string &log,
+                                 const std::string &command,
+                                 const std::map<std::string, std::string> &lowered_names) {
+  compiled_image image;
+  image.data = data;
+  image.format = format_from_string(format);
+  image.log = log;
+  image.command = command;
+  image.lowered_names = lowered_names;
+  return py::bytes(encode_cache_entry(key, image));
 }
 
 void bind_cache(py::module_ &m) {
@@ -173,6 +270,12 @@ void bind_cache(py::module_ &m) {
       py::arg("directory") = py::none(),
       "Removes every entry under a cache root; returns how many.");
   m.def("max_disk_bytes", &compile_cache::max_disk_bytes);
+  m.def("_decode_cache_entry", &decode_entry_for_tests, py::arg("data"), py::arg("key"),
+        "Test hook: the decoded entry as a dict, or None when the bytes are not one for key.");
+  m.def("_encode_cache_entry", &encode_entry_for_tests, py::arg("key"), py::arg("data"),
+        py::arg("format") = "cubin", py::arg("log") = "", py::arg("command") = "",
+        py::arg("lowered_names") = std::map<std::string, std::string>{},
+        "Test hook: an entry (with no recorded inputs) for key.");
   m.def("entries_subdir", [] { return std::string(compile_cache::entries_subdir); });
 }
 

@@ -1,4 +1,5 @@
-// Tests of the nvrtc compiler plugin: outputs, name expressions, include paths, errors.
+// Tests of the nvrtc compiler plugin: outputs, name expressions, include paths, what a compile
+// read, debug / kept files / code, cancelling and time limits, errors.
 #define BOOST_TEST_MODULE compiler_nvrtc
 #include <boost/test/included/unit_test.hpp>
 
@@ -10,9 +11,13 @@
 #include <cuplug/errors.hpp>
 #include <cuplug/registry.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+
 using namespace cuplug;
 using namespace compiler_test_support;
 using test_support::contains;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -138,4 +143,117 @@ BOOST_AUTO_TEST_CASE(relocatable_code_links_later) {
   auto out = nvrtc()->compile(r);
   BOOST_TEST(is_elf(out.data));
   CHECK_CONTAINS(out.command, "-rdc=true");
+}
+
+BOOST_AUTO_TEST_CASE(reports_the_files_a_compile_can_read) {
+  test_support::temp_dir dir;
+  dir.write("h.cuh", "#define V 1\n");
+  dir.write("pre.cuh", "#define P 2\n");
+  dir.write("cont.cuh", "#define C 3\n");
+  auto r = request("#define H \"h.cuh\"\n#include H\n#include \\\n \"cont.cuh\"\n"
+                   "extern \"C\" __global__ void k(int *a) { a[0] = V + P + C; }\n",
+                   image_format::ptx);
+  r.include_dirs = {dir.path().string()};
+  r.options = {"-include", (dir.path() / "pre.cuh").string()};
+  auto out = nvrtc()->compile(r);
+  BOOST_TEST(out.inputs.known, out.inputs.unknown_reason);
+  auto has = [&](const std::string &name) {
+    const auto &f = out.inputs.files;
+    return std::find(f.begin(), f.end(), (dir.path() / name).string()) != f.end();
+  };
+  BOOST_TEST(has("h.cuh"));    // a computed include
+  BOOST_TEST(has("pre.cuh"));  // -include
+  BOOST_TEST(has("cont.cuh")); // a continued #include line
+  // The toolkit's own headers are the compiler's (its version covers them): not listed.
+  for (const auto &f : out.inputs.files)
+    BOOST_TEST(!contains(f, "/cuda/include/"), f);
+
+  auto unknown =
+      request("#define S(x) #x\n#include S(h.cuh)\n__global__ void k() {}\n", image_format::ptx);
+  unknown.include_dirs = {dir.path().string()};
+  auto u = nvrtc()->compile(unknown);
+  BOOST_TEST(!u.inputs.known);
+  CHECK_CONTAINS(u.inputs.unknown_reason, "S(h.cuh)");
+}
+
+BOOST_AUTO_TEST_CASE(an_arch_it_cannot_compile_for_names_those_it_can) {
+  try {
+    nvrtc()->compile(request(double_array, image_format::cubin, "sm_9999"));
+    BOOST_FAIL("expected config_error");
+  } catch (const config_error &e) {
+    CHECK_CONTAINS(e.what(), "cannot compile for arch sm_9999");
+    CHECK_CONTAINS(e.what(), "it supports sm_");
+    BOOST_TEST(!contains(e.what(), "the options ''"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(debug_keep_files_and_code_are_its_own_flags) {
+  auto r = request(double_array, image_format::cubin);
+  r.debug = true;
+  r.code = "sm_86";
+  r.keep_files = true;
+  auto out = nvrtc()->compile(r);
+  CHECK_CONTAINS(out.command, " -G");
+  CHECK_CONTAINS(out.command, "-arch=sm_86"); // NVRTC has no -code: the real arch is built
+  BOOST_REQUIRE(!out.kept_directory.empty());
+  fs::path kept(out.kept_directory);
+  BOOST_TEST(test_support::read_file((kept / "kernel.cu").string()) == r.source);
+  BOOST_TEST(test_support::read_file((kept / "kernel.cubin").string()) == out.data);
+  fs::remove_all(kept);
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_tmpdir_is_named) {
+  const char *old = std::getenv("TMPDIR");
+  std::string saved = old ? old : "";
+  ::setenv("TMPDIR", "/nonexistent/tmp", 1);
+  auto r = request(double_array, image_format::cubin);
+  r.keep_files = true;
+  try {
+    nvrtc()->compile(r);
+    BOOST_FAIL("expected config_error");
+  } catch (const config_error &e) {
+    CHECK_CONTAINS(e.what(), "/nonexistent/tmp");
+    CHECK_CONTAINS(e.what(), "TMPDIR");
+  }
+  if (old)
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+}
+
+BOOST_AUTO_TEST_CASE(a_compile_stops_when_cancelled_or_out_of_time) {
+  auto r = request(double_array, image_format::cubin);
+  int asked = 0;
+  r.cancelled = [&] { return ++asked > 0; };
+  try {
+    nvrtc()->compile(r);
+    BOOST_FAIL("expected compile_error");
+  } catch (const compile_error &e) {
+    CHECK_CONTAINS(e.what(), "was cancelled");
+  }
+  BOOST_TEST(asked > 0);
+
+  auto hasty = registry::instance().create<compiler>(plugin_kind::compiler, "nvrtc",
+                                                     test_support::opts({{"timeout", "0.000001"}}));
+  try {
+    hasty->compile(request(double_array, image_format::cubin));
+    BOOST_FAIL("expected compile_error");
+  } catch (const compile_error &e) {
+    CHECK_CONTAINS(e.what(), "did not finish");
+    CHECK_CONTAINS(e.what(), "timeout");
+  }
+  BOOST_CHECK_THROW(registry::instance().create<compiler>(
+                        plugin_kind::compiler, "nvrtc", test_support::opts({{"timeout", "soon"}})),
+                    config_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_nul_byte_in_the_source_is_refused) {
+  std::string src = std::string(double_array) + std::string(1, '\0') + "garbage";
+  try {
+    nvrtc()->compile(request(src, image_format::ptx));
+    BOOST_FAIL("expected invalid_argument");
+  } catch (const std::invalid_argument &e) {
+    CHECK_CONTAINS(e.what(), "NUL byte");
+    CHECK_CONTAINS(e.what(), "line 5");
+  }
 }
