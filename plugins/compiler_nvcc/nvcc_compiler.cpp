@@ -3,7 +3,6 @@
 
 #include "child_process.hpp"
 
-#include <cuplug/compile_cache.hpp>
 #include <cuplug/compiler_support.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/gpu_arch.hpp>

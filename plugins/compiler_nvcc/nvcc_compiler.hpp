@@ -1,7 +1,7 @@
 // The nvcc compiler: CUDA C++ compiled by running the toolkit's nvcc in a private temp dir.
 #pragma once
 
-#include <cuplug/compile_cache.hpp>
+#include <cuplug/gpu_arch.hpp>
 #include <cuplug/compiler.hpp>
 #include <cuplug/options.hpp>
 

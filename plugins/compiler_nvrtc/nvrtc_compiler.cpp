@@ -1,7 +1,6 @@
 // The NVRTC compiler plugin: options, name expressions, log and output of one nvrtcProgram.
 #include "nvrtc_compiler.hpp"
 
-#include <cuplug/compile_cache.hpp>
 #include <cuplug/compiler_support.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/gpu_arch.hpp>

@@ -1,7 +1,7 @@
 // The NVRTC compiler: CUDA C++ compiled in process by the toolkit's runtime compiler.
 #pragma once
 
-#include <cuplug/compile_cache.hpp>
+#include <cuplug/gpu_arch.hpp>
 #include <cuplug/compiler.hpp>
 #include <cuplug/options.hpp>
 
