@@ -20,6 +20,10 @@ Arg = _cg.Arg
 Layout = _cg.Layout
 
 
+#: NVRTC options for kernels that include <cuda/std/complex> (see _compile_options).
+PCH_OPTIONS = ["-pch", "--pch-messages=false", "-diag-suppress=630"]
+
+
 def _compile_options(args, options):
     opts = list(options or ())
     if any(np.dtype(a.dtype).kind == "c" for a in args):
@@ -30,7 +34,7 @@ def _compile_options(args, options):
         except Exception:  # pragma: no cover - no config: compile will say why
             backend = None
         if backend == "nvrtc":
-            opts += ["-pch", "--pch-messages=false"]
+            opts += PCH_OPTIONS
     return opts
 
 

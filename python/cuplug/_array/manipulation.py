@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuplug import _core
+from cuplug import _core, _dtypes
 
 from .engine import Arg, Kernel
 
@@ -139,7 +139,7 @@ def _kernel(kind, dtype, idx_dtype, idx2_dtype=None):
     if k is not None:
         return k
     i64 = np.int64
-    tag = f"{dtype.char}{idx_dtype.char}"
+    tag = f"{_dtypes.tag(dtype)}{_dtypes.tag(idx_dtype)}"
     if kind == "take":
         args = [
             Arg("z", dtype, True),
@@ -167,7 +167,9 @@ def _kernel(kind, dtype, idx_dtype, idx2_dtype=None):
             Arg("nz", i64, False),
             Arg("offset", i64, False),
         ]
-        k = Kernel(args, _TAKE_PUT, f"cuplug_take_put_{tag}{idx2_dtype.char}", raw=("z", "a"))
+        k = Kernel(
+            args, _TAKE_PUT, f"cuplug_take_put_{tag}{_dtypes.tag(idx2_dtype)}", raw=("z", "a")
+        )
     _kernels[key] = k
     return k
 

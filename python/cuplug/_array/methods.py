@@ -32,7 +32,7 @@ def _mul_add_kernel(dx, dy, dz):
             Arg("b", dz, False),
             Arg("y", dy, True),
         ]
-        name = f"cuplug_mul_add_{np.dtype(dx).char}{np.dtype(dy).char}{np.dtype(dz).char}"
+        name = f"cuplug_mul_add_{_dtypes.tag(dx)}{_dtypes.tag(dy)}{_dtypes.tag(dz)}"
         k = Kernel(args, f"z[i] = {store(expr, dz, dz)};", name)
         _kernels[key] = k
     return k
@@ -61,7 +61,7 @@ def _round_kernel(dtype, decimals):
         k = Kernel(
             [Arg("z", dtype, True), Arg("x", dtype, True), Arg("f", fdt, False)],
             f"z[i] = {store(r, loop, dtype)};",
-            f"cuplug_round_{dtype.char}",
+            f"cuplug_round_{_dtypes.tag(dtype)}",
         )
         k.factor = f
         _kernels[key] = k

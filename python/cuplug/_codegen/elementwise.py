@@ -318,6 +318,8 @@ def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep
     dtypes need (cuda_fp16.h for float16, <cuda/std/complex> for complex) and is wrapped in
     nothing: the entry is ``extern "C"``, its name ``name`` (not mangled)."""
     args = [a if isinstance(a, Arg) else Arg(*a) for a in args]
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"kernel name {name!r} is not a C identifier")
     if layout is None:
         layout = Layout("".join("c" if a.vector else "s" for a in args))
     info = analyze(
