@@ -273,6 +273,9 @@ def is_weak_scalar(value):
 def _promotion_operand(x):
     """What NumPy's resolution takes for an operand: a dtype, or for a weak Python scalar its
     type (NEP 50) or its value (legacy rules)."""
+    if type(x) is bool or x is bool:
+        # NumPy treats a Python bool as a bool array (the lowest kind: weak or not alike).
+        return np.dtype(np.bool_) if (NEP50 or x is bool) else x
     if type(x) in _WEAK_TYPES:
         return type(x) if NEP50 else x
     if isinstance(x, np.dtype):
