@@ -8,6 +8,8 @@ cache (cuplug.compiler.SourceModule), and load it through the launcher backend.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from cuplug import _core
@@ -36,6 +38,30 @@ def _compile_options(args, options):
         if backend == "nvrtc":
             opts += PCH_OPTIONS
     return opts
+
+
+_live_kernels = weakref.WeakSet()
+
+
+class _CacheClearer:
+    """Hooked into cuplug.tools.clear_context_caches() (PyCUDA's protocol: an object of its
+    memoized-function list whose ``_pycuda_ctx_dep_memoize_dic.clear()`` is called): drops every
+    Kernel's compiled kernels, releasing the contexts their modules hold."""
+
+    class _Dict:
+        @staticmethod
+        def clear():
+            for k in list(_live_kernels):
+                k.core.clear()
+
+    _pycuda_ctx_dep_memoize_dic = _Dict()
+
+
+def _register_cache_clearer():
+    from cuplug import tools
+
+    if not any(isinstance(f, _CacheClearer) for f in tools.context_dependent_memoized_functions):
+        tools.context_dependent_memoized_functions.append(_CacheClearer())
 
 
 class Kernel:
@@ -90,6 +116,7 @@ class Kernel:
             vectorizable=info.vectorizable,
             any_layout=info.any_layout,
         )
+        _live_kernels.add(self)
 
     def __call__(self, *operands, stream=None, shape=None):
         self.core(*operands, stream=stream, shape=shape)
@@ -115,6 +142,7 @@ class Kernel:
     def _generate(self, classes, ndim, vec, index64):
         from cuplug.compiler import SourceModule
 
+        _register_cache_clearer()
         source, entry = self.source(Layout(classes, ndim=ndim, vec=vec, index64=index64))
         module = SourceModule(source, no_extern_c=True, options=self.options)
         return module.get_function(entry)

@@ -101,7 +101,8 @@ def _resolve(name, descriptors, out_dtype):
                     f"{result!r} with casting rule 'same_kind'"
                 )
     kernel = _kernel(name, types, scalar, loop_in, loop_out, result)
-    return kernel.core, result
+    int_power = name == "power" and np.dtype(loop_in[1]).kind in "iu"
+    return kernel.core, result, int_power
 
 
 def _kernel(name, types, scalar, loop_in, loop_out, result):
@@ -124,7 +125,7 @@ def _kernel(name, types, scalar, loop_in, loop_out, result):
 def kernel_for(name, descriptors, out_dtype=None):
     """The Kernel _resolve would make (for tests and tools: its .source(layout) needs no
     device). Descriptors as C++ passes them: dtypes, ("scalar", dtype), Python types."""
-    core, result = _resolve(name, descriptors, out_dtype)
+    core = _resolve(name, descriptors, out_dtype)[0]
     for k in _kernels.values():
         if k.core is core:
             return k

@@ -106,9 +106,7 @@ class MethodsMixin:
         return out
 
     def conj(self, out=None, stream=None):
-        """The complex conjugate (a copy for real arrays)."""
-        if self.dtype.kind != "c" and out is None:
-            return self.copy(stream=stream)
+        """The complex conjugate (numpy.conjugate: the values themselves for real arrays)."""
         return _apply("conjugate", (self,), out, stream)
 
     conjugate = conj

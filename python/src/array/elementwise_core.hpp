@@ -52,7 +52,11 @@ public:
   const std::vector<arg_spec> &args() const noexcept { return args_; }
   const std::string &name() const noexcept { return name_; }
   std::size_t cached_layouts() const noexcept { return cache_.size(); }
-  void clear() noexcept { cache_.clear(); }
+  // Forgets the compiled kernels (and the contexts their modules keep alive).
+  void clear() noexcept {
+    cache_.clear();
+    last_ = nullptr;
+  }
   const plan_options &options() const noexcept { return options_; }
 
   // The plan launch() would use (for tests and the Python layer).

@@ -394,3 +394,26 @@ def test_vec_types_register_and_hold_values(env):
     assert a.get()[1]["z"] == 3
     with pytest.raises(TypeError, match="not supported"):
         a + 1
+
+
+def test_negative_integer_scalar_exponents_are_refused_like_numpy(env):
+    gpuarray, _ = env
+    i = gpuarray.zeros((3,), np.int32)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        i**-1
+    assert (i**2).dtype == np.int32
+    assert (i**-1.0).dtype == np.float64
+
+
+def test_clear_context_caches_drops_compiled_kernels(env):
+    gpuarray, _ = env
+    from cuplug import tools
+
+    x = gpuarray.zeros((3,), np.float32)
+    x * 5.0
+    kernel = kernel_for("multiply", (np.dtype(np.float32), float))
+    assert kernel.core.cached_layouts >= 1
+    tools.clear_context_caches()
+    assert kernel.core.cached_layouts == 0
+    x * 5.0  # compiled (or taken from the compile cache) again
+    assert kernel.core.cached_layouts == 1

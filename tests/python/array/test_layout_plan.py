@@ -171,7 +171,7 @@ def test_vector_width_needs_alignment():
 
 
 def test_mixed_itemsizes_vectorise_by_the_widest():
-    core, _ = _resolve("add", (np.dtype(np.int8), np.dtype(np.float64)), None)
+    core = _resolve("add", (np.dtype(np.int8), np.dtype(np.float64)), None)[0]
     x = wrap(np.zeros(40, np.int8))
     y = wrap(np.zeros(40, np.float64), BASE * 2)
     out = wrap(np.zeros(40, np.float64), BASE * 3)
@@ -180,7 +180,7 @@ def test_mixed_itemsizes_vectorise_by_the_widest():
 
 
 def test_scalar_operands_take_no_part_in_layout():
-    core, _ = _resolve("multiply", (np.dtype(np.float32), float), None)
+    core = _resolve("multiply", (np.dtype(np.float32), float), None)[0]
     x = wrap(np.zeros((5, 6), np.float32)[:, ::2])
     out = wrap(np.zeros((5, 3), np.float32), BASE * 3)
     plan = core.plan(out, x, 2.0)

@@ -215,6 +215,6 @@ def test_broadcast_shapes_match_numpy():
             assert "float32" in message and "int16" in message
             continue
         assert broadcast_shape(a, b) == want
-        core, _ = _resolve("add", (np.dtype(np.float32), np.dtype(np.int16)), None)
+        core = _resolve("add", (np.dtype(np.float32), np.dtype(np.int16)), None)[0]
         out = GPUArray(want, np.float32, gpudata=1 << 28)
         assert core.plan(out, a, b)["iter_shape"] == want
