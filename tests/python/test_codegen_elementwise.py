@@ -68,7 +68,7 @@ def _compile(sources):
             arch="sm_90",
             no_extern_c=True,
             cache_dir=False,
-            options=PCH_OPTIONS if "cuda/std/complex" in source else [],
+            options=["-minimal"] + (PCH_OPTIONS if "cuda/std/complex" in source else []),
         )
     assert b".entry" in ptx
     return ptx

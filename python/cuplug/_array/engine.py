@@ -8,6 +8,7 @@ cache (cuplug.compiler.SourceModule), and load it through the launcher backend.
 
 from __future__ import annotations
 
+import os
 import weakref
 
 import numpy as np
@@ -25,18 +26,33 @@ Layout = _cg.Layout
 #: NVRTC options for kernels that include <cuda/std/complex> (see _compile_options).
 PCH_OPTIONS = ["-pch", "--pch-messages=false", "-diag-suppress=630"]
 
+# Code generation choices of the built-in operations (tuned on an H100/H200; CUPLUG_ARRAY_TUNE=
+# "unroll=4,minimal=1" overrides them for experiments).
+TUNING = {"unroll": 2, "minimal": 1}
+for _item in os.environ.get("CUPLUG_ARRAY_TUNE", "").split(","):
+    if "=" in _item:
+        _k, _v = _item.split("=", 1)
+        TUNING[_k.strip()] = int(_v)
+if "blocks" in TUNING:
+    _core._array.set_blocks_per_sm(TUNING["blocks"])
 
-def _compile_options(args, options):
+
+def _compile_options(args, options, builtin):
     opts = list(options or ())
+    try:
+        backend = _config.selected("compiler").name
+    except Exception:  # pragma: no cover - no config: compile will say why
+        backend = None
+    if backend != "nvrtc":
+        return opts
     if any(np.dtype(a.dtype).kind == "c" for a in args):
         # <cuda/std/complex> costs most of a complex kernel's compile; NVRTC's automatic
         # precompiled header makes every later complex kernel of the process cheap.
-        try:
-            backend = _config.selected("compiler").name
-        except Exception:  # pragma: no cover - no config: compile will say why
-            backend = None
-        if backend == "nvrtc":
-            opts += PCH_OPTIONS
+        opts += PCH_OPTIONS
+    if builtin and TUNING.get("minimal"):
+        # Leaves out texture, device-runtime and runtime-API declarations: a third of a small
+        # kernel's compile time. Only for the operations cuplug writes itself.
+        opts.append("-minimal")
     return opts
 
 
@@ -69,7 +85,9 @@ class Kernel:
 
     ``args``: :class:`Arg` (name, dtype, vector) in parameter order. ``raw``: names of vector
     arguments passed as bare pointers (indexed by the operation itself, ``a[idx[i]]``: not
-    broadcast; they must be C-contiguous). ``options``: compiler options. Calling it launches:
+    broadcast; they must be C-contiguous). ``options``: compiler options. ``builtin``: an
+    operation of cuplug's own, whose callers never pass partially overlapping vectors (it gets
+    ``__restrict__`` pointers, an unrolled loop and NVRTC's -minimal). Calling it launches:
     ``kernel(*operands, stream=None, shape=None)``, GPUArrays for vectors (any strides and
     broadcastable shapes, written ones of the broadcast shape), numbers for scalars (cast to
     the declared dtype as NumPy casts Python scalars: out-of-range ints raise OverflowError).
@@ -85,6 +103,7 @@ class Kernel:
         after_loop="",
         options=None,
         raw=(),
+        builtin=False,
     ):
         self.args = [a if isinstance(a, Arg) else Arg(*a) for a in args]
         self.operation = operation
@@ -93,7 +112,8 @@ class Kernel:
         self.loop_prep = loop_prep
         self.after_loop = after_loop
         self.raw = frozenset(raw)
-        self.options = _compile_options(self.args, options)
+        self.builtin = builtin
+        self.options = _compile_options(self.args, options, builtin)
         names = [a.name for a in self.args if a.vector and a.name not in self.raw]
         info = _cg.analyze(operation, names)
         raw_written = _cg.analyze(operation, sorted(self.raw)).written if self.raw else ()
@@ -137,6 +157,8 @@ class Kernel:
             self.preamble,
             self.loop_prep,
             self.after_loop,
+            restrict=self.builtin,
+            unroll=TUNING.get("unroll", 1) if self.builtin else 1,
         )
 
     def _generate(self, classes, ndim, vec, index64):

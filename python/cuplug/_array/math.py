@@ -117,7 +117,7 @@ def _kernel(name, types, scalar, loop_in, loop_out, result):
             args.append(Arg(f"s{k}" if s else f"x{k}", dt, not s))
         tag = "".join(_dtypes.tag(dt) + ("s" if s else "") for dt, s in zip(arrive, scalar))
         kname = f"cuplug_{name.strip('_')}_{_dtypes.tag(result)}_{tag}"
-        kernel = Kernel(args, statement, kname, preamble=preamble)
+        kernel = Kernel(args, statement, kname, preamble=preamble, builtin=True)
         _kernels[key] = kernel
     return kernel
 

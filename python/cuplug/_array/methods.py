@@ -62,6 +62,7 @@ def _round_kernel(dtype, decimals):
             [Arg("z", dtype, True), Arg("x", dtype, True), Arg("f", fdt, False)],
             f"z[i] = {store(r, loop, dtype)};",
             f"cuplug_round_{_dtypes.tag(dtype)}",
+            builtin=True,
         )
         k.factor = f
         _kernels[key] = k
@@ -106,7 +107,12 @@ class MethodsMixin:
         return out
 
     def conj(self, out=None, stream=None):
-        """The complex conjugate (numpy.conjugate: the values themselves for real arrays)."""
+        """The complex conjugate; a copy for real arrays (ndarray.conj)."""
+        if self.dtype.kind != "c":
+            if out is None:
+                return self.copy(stream=stream)
+            _apply("_copy", (self,), out, stream)
+            return out
         return _apply("conjugate", (self,), out, stream)
 
     conjugate = conj

@@ -309,14 +309,30 @@ def _check(args, layout, info):
         raise ValueError("a layout of ndim > 1 needs a strided (g/b) argument")
 
 
-def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep="", after_loop=""):
+def generate(
+    args,
+    operation,
+    name="kernel",
+    layout=None,
+    preamble="",
+    loop_prep="",
+    after_loop="",
+    restrict=False,
+    unroll=1,
+):
     """CUDA C++ source of one elementwise kernel and its entry name.
 
     ``args``: :class:`Arg` list in parameter order; ``operation``: PyCUDA-style statement(s)
     using ``name[i]`` for vectors; ``layout``: a :class:`Layout` (default: all vectors
     contiguous, scalar args by value, 32-bit index). The source includes only the headers its
     dtypes need (cuda_fp16.h for float16, <cuda/std/complex> for complex) and is wrapped in
-    nothing: the entry is ``extern "C"``, its name ``name`` (not mangled)."""
+    nothing: the entry is ``extern "C"``, its name ``name`` (not mangled).
+
+    ``restrict`` declares the vectors ``__restrict__`` (and read-only ones const), which lets
+    the compiler issue the loads of later iterations before earlier stores: only for callers
+    whose vectors are either the same view or do not overlap at all (the array operators copy
+    partially overlapping inputs first). ``unroll`` > 1 unrolls the main loop that many times
+    (more loads in flight per thread)."""
     args = [a if isinstance(a, Arg) else Arg(*a) for a in args]
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ValueError(f"kernel name {name!r} is not a C identifier")
@@ -336,7 +352,13 @@ def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep
     params = []
     for a, cls in zip(args, layout.classes):
         ct = _dtypes.ctype(a.dtype)
-        params.append(f"{ct} {a.name}" if cls == "s" else f"{ct} *{a.name}")
+        if cls == "s":
+            params.append(f"{ct} {a.name}")
+        elif restrict and cls != "p":
+            const = "" if a.name in info.written else "const "
+            params.append(f"{const}{ct} *__restrict__ {a.name}")
+        else:
+            params.append(f"{ct} *{a.name}")
     if layout.strided:
         nd_name, nd_def = nd_struct(layout, len(strided))
         defs.append(nd_def)
@@ -374,12 +396,13 @@ def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep
         op = _substitute(operation, args, layout.classes, scalar_access)
         offs = _offsets(args, layout, strided, "i")
         body.append(
-            "for (i = cta_start + tid; i < n; i += total_threads) {\n"
+            _unroll(unroll)
+            + "for (i = cta_start + tid; i < n; i += total_threads) {\n"
             + (f"      {offs}\n" if offs else "")
             + f"    {op};\n  }}"
         )
     else:
-        body.append(_vector_loop(args, layout, info, operation, strided, defs, off))
+        body.append(_vector_loop(args, layout, info, operation, strided, defs, off, unroll))
     body.append(f"{after_loop};")
 
     source = "\n".join(head) + ("\n" if head else "")
@@ -396,7 +419,11 @@ def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep
     return source, name
 
 
-def _vector_loop(args, layout, info, operation, strided, defs, off):
+def _unroll(unroll):
+    return f"#pragma unroll {unroll}\n  " if unroll > 1 else ""
+
+
+def _vector_loop(args, layout, info, operation, strided, defs, off, unroll=1):
     v = layout.vec
     idx = _idx(layout)
     loads, stores, decls = [], [], []
@@ -435,7 +462,7 @@ def _vector_loop(args, layout, info, operation, strided, defs, off):
     offs = _offsets(args, layout, strided, "w")
     lines = [
         f"const {idx} cuplug_nw = n / {v};",
-        f"for ({idx} w = cta_start + tid; w < cuplug_nw; w += total_threads) {{",
+        _unroll(unroll) + f"for ({idx} w = cta_start + tid; w < cuplug_nw; w += total_threads) {{",
     ]
     if offs:
         lines.append(f"    {offs}")

@@ -249,8 +249,25 @@ void elementwise_core::launch(const operand *ops, CUstream stream,
   f.launch(config, pk.buf, pk.pos);
 }
 
+namespace {
+long long blocks_per_sm = 32;
+std::unordered_map<CUdevice, long long> &block_limits() {
+  static auto *limits = new std::unordered_map<CUdevice, long long>();
+  return *limits;
+}
+} // namespace
+
+void set_blocks_per_sm(long long value) {
+  if (value < 1)
+    throw py::value_error("blocks_per_sm must be at least 1");
+  blocks_per_sm = value;
+  block_limits().clear();
+}
+
+long long get_blocks_per_sm() noexcept { return blocks_per_sm; }
+
 unsigned grid_for(long long work, CUdevice device) {
-  static std::unordered_map<CUdevice, long long> limits;
+  auto &limits = block_limits();
   auto it = limits.find(device);
   if (it == limits.end()) {
     int sms = 0;
@@ -259,10 +276,10 @@ unsigned grid_for(long long work, CUdevice device) {
     if (r != CUDA_SUCCESS || sms <= 0)
       sms = 1;
     // Enough resident blocks to fill every SM several times over; threads loop beyond that.
-    it = limits.emplace(device, static_cast<long long>(sms) * 32).first;
+    it = limits.emplace(device, static_cast<long long>(sms) * blocks_per_sm).first;
   }
   const long long blocks = (work + block_threads - 1) / block_threads;
-  return static_cast<unsigned>(std::min(blocks, it->second));
+  return static_cast<unsigned>(std::min({blocks, it->second, 0x7fffffffLL}));
 }
 
 void fill_operand(const arg_spec &spec, py::handle value, operand &out) {

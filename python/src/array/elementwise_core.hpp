@@ -93,8 +93,11 @@ private:
 // Raises TypeError naming the argument for a vector argument that is not a GPUArray.
 void fill_operand(const arg_spec &spec, py::handle value, operand &out);
 
-// The launch geometry for `work` work items on the current device (grid-stride loops).
+// The launch geometry for `work` work items on the current device (grid-stride loops): at most
+// blocks_per_sm blocks of 256 threads per multiprocessor (32: every SM filled 4 times over).
 unsigned grid_for(long long work, CUdevice device);
+void set_blocks_per_sm(long long value);
+long long get_blocks_per_sm() noexcept;
 
 void init_elementwise_core(py::module_ &m);
 

@@ -51,7 +51,8 @@ UNARY = {
     "isinf": (lambda x: gpuarray._core_array.apply("isinf", (x,)), np.isinf),
     "isfinite": (lambda x: gpuarray._core_array.apply("isfinite", (x,)), np.isfinite),
     "sign": (lambda x: gpuarray._core_array.apply("sign", (x,)), np.sign),
-    "conjugate": (lambda x: x.conj(), np.conjugate),
+    "conjugate": (lambda x: gpuarray._core_array.apply("conjugate", (x,)), np.conjugate),
+    "conj_method": (lambda x: x.conj(), lambda h: h.conj()),
 }
 
 
