@@ -28,7 +28,7 @@ PCH_OPTIONS = ["-pch", "--pch-messages=false", "-diag-suppress=630"]
 
 # Code generation choices of the built-in operations (tuned on an H100/H200; CUPLUG_ARRAY_TUNE=
 # "unroll=4,minimal=1" overrides them for experiments).
-TUNING = {"unroll": 2, "minimal": 1}
+TUNING = {"unroll": 1, "minimal": 1}
 for _item in os.environ.get("CUPLUG_ARRAY_TUNE", "").split(","):
     if "=" in _item:
         _k, _v = _item.split("=", 1)

@@ -51,6 +51,19 @@ def _round_kernel(dtype, decimals):
         f = 10.0 ** abs(decimals)
         mul, div = ("*", "/") if decimals >= 0 else ("/", "*")
         x = load("x[i]", dtype, loop)
+        if dtype == np.float16:
+            # NumPy rounds float16 after each step (it multiplies, rounds and divides in half).
+            h = "__half2float(__float2half_rn({}))"
+            r = h.format(f"rint({h.format(f'({x}) {mul} f')}) {div} f")
+            k = Kernel(
+                [Arg("z", dtype, True), Arg("x", dtype, True), Arg("f", np.float32, False)],
+                f"z[i] = __float2half_rn({r});",
+                f"cuplug_round_{_dtypes.tag(dtype)}",
+                builtin=True,
+            )
+            k.factor = f
+            _kernels[key] = k
+            return k
         if loop.kind == "c":
             ct = _dtypes.ctype(loop)
             r = f"{ct}(rint(({x}).real() {mul} f) {div} f, rint(({x}).imag() {mul} f) {div} f)"

@@ -94,7 +94,7 @@ private:
 void fill_operand(const arg_spec &spec, py::handle value, operand &out);
 
 // The launch geometry for `work` work items on the current device (grid-stride loops): at most
-// blocks_per_sm blocks of 256 threads per multiprocessor (32: every SM filled 4 times over).
+// blocks_per_sm blocks of 256 threads per multiprocessor (default: no cap below 2**31 - 1).
 unsigned grid_for(long long work, CUdevice device);
 void set_blocks_per_sm(long long value);
 long long get_blocks_per_sm() noexcept;
