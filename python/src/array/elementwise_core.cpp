@@ -6,6 +6,7 @@
 
 #include <cuplug/errors.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -77,9 +78,71 @@ elementwise_core::elementwise_core(std::vector<arg_spec> args, plan_options opti
       options_.vectorizable = false;
 }
 
+bool elementwise_core::plan_contiguous(const operand *ops, launch_plan &p) const {
+  // Every vector C-contiguous with one shape (the common case): one flat dimension, no
+  // broadcasting, no planner.
+  const std::size_t nargs = args_.size();
+  const array_object *first = nullptr;
+  for (std::size_t k = 0; k < nargs; ++k) {
+    if (!args_[k].vector)
+      continue;
+    const array_object *a = ops[k].array;
+    if (!args_[k].raw) {
+      if (!a->c_contiguous)
+        return false;
+      if (first == nullptr)
+        first = a;
+      else if (a->ndim != first->ndim || !std::equal(a->shape, a->shape + a->ndim, first->shape))
+        return false;
+    }
+  }
+  if (first == nullptr)
+    return false;
+  p.n = first->size;
+  p.iter_shape.assign(first->shape, first->shape + first->ndim);
+  p.classes.assign(nargs, 's');
+  p.ptrs.assign(nargs, 0);
+  p.ndim = 1;
+  p.shape.assign(1, p.n);
+  for (std::size_t k = 0; k < nargs; ++k) {
+    if (!args_[k].vector)
+      continue;
+    p.classes[k] = args_[k].raw ? 'p' : 'c';
+    p.ptrs[k] = ops[k].array->size == 0 ? 0 : ops[k].array->ptr;
+  }
+  int vec = 1;
+  if (options_.vectorizable && !options_.keep_order && p.n > 1) {
+    long long widest = 0;
+    for (std::size_t k = 0; k < nargs; ++k)
+      if (p.classes[k] == 'c')
+        widest = std::max(widest, static_cast<long long>(ops[k].array->itemsize));
+    if (widest > 0 && widest <= 16 && (widest & (widest - 1)) == 0)
+      vec = static_cast<int>(16 / widest);
+    for (; vec > 1; vec /= 2) {
+      bool ok = true;
+      for (std::size_t k = 0; ok && k < nargs; ++k) {
+        if (p.classes[k] != 'c')
+          continue;
+        const long long item = ops[k].array->itemsize;
+        ok = (item & (item - 1)) == 0 && p.ptrs[k] % (vec * item) == 0;
+      }
+      if (ok)
+        break;
+    }
+  }
+  p.vec = vec;
+  p.index64 = p.n > 0x7fffffffLL;
+  return true;
+}
+
 launch_plan elementwise_core::plan(const operand *ops,
                                    const std::vector<long long> *iter_shape) const {
   const std::size_t nargs = args_.size();
+  if (iter_shape == nullptr) {
+    launch_plan fast;
+    if (plan_contiguous(ops, fast))
+      return fast;
+  }
   std::vector<plan_operand> pops(nargs);
   for (std::size_t k = 0; k < nargs; ++k) {
     const arg_spec &spec = args_[k];

@@ -78,6 +78,8 @@ private:
   };
 
   function &kernel_for(const key &k);
+  // The plan when every vector is C-contiguous of one shape; false when not that case.
+  bool plan_contiguous(const operand *ops, launch_plan &p) const;
 
   std::vector<arg_spec> args_;
   plan_options options_;

@@ -417,3 +417,12 @@ def test_clear_context_caches_drops_compiled_kernels(env):
     assert kernel.core.cached_layouts == 0
     x * 5.0  # compiled (or taken from the compile cache) again
     assert kernel.core.cached_layouts == 1
+
+
+def test_texture_reference_binding_says_it_is_gone(env):
+    gpuarray, _ = env
+    with pytest.raises(
+        drv.NotSupportedError if hasattr(drv, "NotSupportedError") else _core.NotSupportedError,
+        match="CUDA 12",
+    ):
+        gpuarray.zeros((3,), np.float32).bind_to_texref(None)
