@@ -7,6 +7,7 @@ import numpy as np
 
 from cuplug import _core
 
+from .engine import _register_cache_clearer
 from .indexing import IndexingMixin
 from .methods import MethodsMixin
 from .transfers import TransferMixin
@@ -127,6 +128,8 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, _core._array.ArrayBas
 
 
 _core._array.set_result_type(GPUArray)
+# clear_context_caches() also drops compiled array kernels and the per-context array pools.
+_register_cache_clearer()
 
 
 def _is_array(x):

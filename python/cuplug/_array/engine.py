@@ -69,6 +69,8 @@ class _CacheClearer:
         def clear():
             for k in list(_live_kernels):
                 k.core.clear()
+            # The per-context array pools hold their contexts too.
+            _core._array.release_pools()
 
     _pycuda_ctx_dep_memoize_dic = _Dict()
 

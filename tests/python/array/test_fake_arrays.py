@@ -426,3 +426,21 @@ def test_texture_reference_binding_says_it_is_gone(env):
         match="CUDA 12",
     ):
         gpuarray.zeros((3,), np.float32).bind_to_texref(None)
+
+
+def test_array_pools_are_per_context(env):
+    gpuarray, fake = env
+    other = drv.Device(0).make_context()
+    try:
+        x = gpuarray.zeros((100,), np.float32)
+        dead_ptr = x.ptr
+        del x  # its block goes back to this context's pool
+        gc.collect()
+    finally:
+        drv.Context.pop()
+        other.detach()  # destroys the context and its memory
+    # The test's own context must not be handed the destroyed context's block.
+    y = gpuarray.to_gpu(np.arange(100, dtype=np.float32))
+    assert y._context_handle == drv.Context.get_current().handle
+    np.testing.assert_array_equal(y.get(), np.arange(100, dtype=np.float32))
+    assert y.ptr != dead_ptr or fake.take_undefined_behaviour() == []
