@@ -192,3 +192,20 @@ def test_range_and_raw_pointer_kernels_compile():
     take_g, _ = cg.generate(args, "z[i] = a[idx[i]]", "take_pg", cg.Layout("gpg", ndim=2))
     rng, _ = cg.generate(args[:1], "z[i] = i", "range_k", cg.Layout("c", use_range=True))
     _compile([take, take_g, rng])
+
+
+def test_operations_may_end_in_a_line_comment():
+    _nvrtc()
+    args = [cg.Arg("z", np.float32, True), cg.Arg("x", np.float32, True)]
+    sources = [
+        cg.generate(
+            args,
+            "z[i] = x[i] * s // scale",
+            f"comment_{k}",
+            lay,
+            loop_prep="float s = 1; // prep",
+            after_loop="// done",
+        )[0]
+        for k, lay in enumerate([cg.Layout("cc"), cg.Layout("cc", vec=4), cg.Layout("gg", ndim=2)])
+    ]
+    _compile(sources)

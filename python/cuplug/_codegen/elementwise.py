@@ -382,7 +382,7 @@ def generate(
         body.append("[[maybe_unused]] long long i;")
     else:
         body.append(f"[[maybe_unused]] {idx} i;")
-    body.append(f"{loop_prep};")
+    body.append(f"{loop_prep}\n  ;")
 
     if layout.use_range:
         op = _substitute(operation, args, layout.classes, scalar_access)
@@ -390,7 +390,7 @@ def generate(
             "for (i = start + ((long long)cta_start + (long long)tid) * step;\n"
             "       (step < 0) ? (i > stop) : (i < stop);\n"
             "       i += (long long)total_threads * step) {\n"
-            f"    {op};\n  }}"
+            f"    {op}\n    ;\n  }}"
         )
     elif layout.vec == 1:
         op = _substitute(operation, args, layout.classes, scalar_access)
@@ -399,11 +399,11 @@ def generate(
             _unroll(unroll)
             + "for (i = cta_start + tid; i < n; i += total_threads) {\n"
             + (f"      {offs}\n" if offs else "")
-            + f"    {op};\n  }}"
+            + f"    {op}\n    ;\n  }}"
         )
     else:
         body.append(_vector_loop(args, layout, info, operation, strided, defs, off, unroll))
-    body.append(f"{after_loop};")
+    body.append(f"{after_loop}\n  ;")
 
     source = "\n".join(head) + ("\n" if head else "")
     source += "".join(defs)
@@ -468,7 +468,7 @@ def _vector_loop(args, layout, info, operation, strided, defs, off, unroll=1):
         lines.append(f"    {offs}")
     lines += ["    " + s for s in decls + loads]
     lines.append(f"    #pragma unroll\n    for (int cuplug_j = 0; cuplug_j < {v}; ++cuplug_j) {{")
-    lines.append(f"      {op};\n    }}")
+    lines.append(f"      {op}\n    ;\n    }}")
     lines += ["    " + s for s in stores]
     lines.append("  }")
     if not layout.strided:
@@ -479,6 +479,6 @@ def _vector_loop(args, layout, info, operation, strided, defs, off, unroll=1):
         tail = _substitute(operation, args, layout.classes, tail_access)
         lines.append(
             f"for (i = cuplug_nw * {v} + cta_start + tid; i < n; i += total_threads) {{\n"
-            f"    {tail};\n  }}"
+            f"    {tail}\n    ;\n  }}"
         )
     return "\n  ".join(lines)

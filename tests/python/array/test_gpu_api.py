@@ -195,7 +195,7 @@ def test_round_clip_where_if_positive_and_logical():
                 check(gpuarray.clip(g, -2, 5), np.clip(h, -2, 5), what=f"clip {dt}")
                 check(g.T.clip(-1, None), np.clip(h.T, -1, None))
                 lo = values(dt, (11,), rng)
-                check(gpuarray.clip(g, lo, 10), np.clip(h, lo, 10))
+                check(gpuarray.clip(g, gpuarray.to_gpu(lo), 10), np.clip(h, lo, 10))
     c = values(np.int16, (9, 11), rng)
     a, b = values(np.float32, (9, 11), rng), values(np.float64, (11,), rng)
     gc, ga, gb = gpuarray.to_gpu(c), gpuarray.to_gpu(a), gpuarray.to_gpu(b)
