@@ -8,6 +8,7 @@ legacy value-based rules, which need the scalar's value, so callers pass the val
 
 from __future__ import annotations
 
+import re
 import struct
 import sys
 import warnings
@@ -27,6 +28,7 @@ __all__ = [
     "register_dtype",
     "resolve_ufunc",
     "result_type",
+    "tag",
 ]
 
 # ---- the registry (C type names <-> dtypes) -----------------------------------------------------
@@ -231,16 +233,25 @@ def ctype(dtype):
     return dtype_to_ctype(dtype)
 
 
+def tag(dtype):
+    """A short identifier-safe name of a dtype for kernel names: "f4", "i8", "b1", "c16"."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "biufc":
+        return f"{dtype.kind}{dtype.itemsize}"
+    return re.sub(r"\W", "_", _registry.dtype_to_name.get(dtype, f"v{dtype.itemsize}"))
+
+
 def headers_for(dtypes):
-    """The #include lines kernels over these dtypes need, in a fixed order: cuda_fp16.h for
-    float16, <cuda/std/complex> for complex. None otherwise (each costs compile time)."""
+    """The #include lines kernels over these dtypes need: cuda_fp16.h for float16, that and
+    <cuda/std/complex> for complex, none otherwise (each costs compile time)."""
     kinds = {np.dtype(dt).kind + str(np.dtype(dt).itemsize) for dt in dtypes}
-    out = []
-    if "f2" in kinds:
-        out.append("#include <cuda_fp16.h>")
     if "c8" in kinds or "c16" in kinds:
-        out.append("#include <cuda/std/complex>")
-    return out
+        # Complex kernels all start with the same two lines, so that NVRTC's automatic
+        # precompiled header (made by the first) serves every later one.
+        return ["#include <cuda_fp16.h>", "#include <cuda/std/complex>"]
+    if "f2" in kinds:
+        return ["#include <cuda_fp16.h>"]
+    return []
 
 
 # ---- promotion -----------------------------------------------------------------------------------
@@ -262,6 +273,9 @@ def is_weak_scalar(value):
 def _promotion_operand(x):
     """What NumPy's resolution takes for an operand: a dtype, or for a weak Python scalar its
     type (NEP 50) or its value (legacy rules)."""
+    if type(x) is bool or x is bool:
+        # NumPy treats a Python bool as a bool array (the lowest kind: weak or not alike).
+        return np.dtype(np.bool_) if (NEP50 or x is bool) else x
     if type(x) in _WEAK_TYPES:
         return type(x) if NEP50 else x
     if isinstance(x, np.dtype):

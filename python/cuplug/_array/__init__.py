@@ -51,4 +51,16 @@ C++ hash lookup on (name, operand kinds and dtypes, out dtype), and on a miss
 ``math._resolve`` builds the Kernel with NumPy's loop dtypes. To add an operation (cumath's
 sin, arctan2, ...), add an entry to ``ufuncs.OPS`` (numpy ufunc, number of inputs, expression
 builder) and call ``apply("sin", (x,), out, stream)``.
+
+Memory: ``allocator=None`` arrays take memory from the selected allocator backend, or, with
+none chosen, from a caching pool of the current context's own (python/src/array/
+array_memory.cpp); out of memory frees what the allocator holds, runs gc.collect(), retries,
+then raises MemoryError naming the size. ``cuplug.tools.clear_context_caches()`` gives the
+pools' memory back and drops compiled kernels.
+
+Where results differ from NumPy (a kernel cannot raise): integer powers with negative exponents
+in an *array* give 0 (1 and -1 for bases 1 and -1) where NumPy raises (scalar exponents do
+raise ValueError); take/multi_take clip out-of-range indices (NumPy's mode="clip") and the put
+forms skip them. PyCUDA's choices kept: ``+x`` is ``x``; ``real``/``imag``/``conj()`` of a
+complex array are new arrays; ``get_async()`` returns page-locked memory (as PyCUDA documents).
 """

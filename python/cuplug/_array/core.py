@@ -7,6 +7,7 @@ import numpy as np
 
 from cuplug import _core
 
+from .engine import _register_cache_clearer
 from .indexing import IndexingMixin
 from .methods import MethodsMixin
 from .transfers import TransferMixin
@@ -101,20 +102,34 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, _core._array.ArrayBas
 
         return (to_gpu, (self.get(),))
 
+    def bind_to_texref(self, texref, allow_offset=False):
+        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12."""
+        raise _core.NotSupportedError(
+            "GPUArray.bind_to_texref: texture references were removed in CUDA 12; pass the "
+            "array to a kernel (it reads it directly) or create a texture object"
+        )
+
+    def bind_to_texref_ext(
+        self,
+        texref,
+        channels=1,
+        allow_double_hack=False,
+        allow_complex_hack=False,
+        allow_offset=False,
+    ):
+        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12."""
+        self.bind_to_texref(texref, allow_offset)
+
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         for i in range(self.shape[0]):
             yield self[i]
 
-    def __matmul__(self, other):
-        return NotImplemented
-
-    def __getstate__(self):  # pragma: no cover - pickling goes through __reduce__
-        raise TypeError("GPUArray pickles through __reduce__")
-
 
 _core._array.set_result_type(GPUArray)
+# clear_context_caches() also drops compiled array kernels and the per-context array pools.
+_register_cache_clearer()
 
 
 def _is_array(x):

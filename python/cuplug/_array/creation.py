@@ -99,7 +99,8 @@ def _arange_kernel(dtype):
         k = Kernel(
             [Arg("z", dtype, True), Arg("start", sdt, False), Arg("delta", sdt, False)],
             op,
-            f"cuplug_arange_{dtype.char}",
+            f"cuplug_arange_{_dtypes.tag(dtype)}",
+            builtin=True,
         )
         k.scalar_dtype = sdt
         _arange_kernels[dtype] = k

@@ -8,6 +8,9 @@ cache (cuplug.compiler.SourceModule), and load it through the launcher backend.
 
 from __future__ import annotations
 
+import os
+import weakref
+
 import numpy as np
 
 from cuplug import _core
@@ -20,18 +23,63 @@ Arg = _cg.Arg
 Layout = _cg.Layout
 
 
-def _compile_options(args, options):
+#: NVRTC options for kernels that include <cuda/std/complex> (see _compile_options).
+PCH_OPTIONS = ["-pch", "--pch-messages=false", "-diag-suppress=630"]
+
+# Code generation choices of the built-in operations (tuned on an H100/H200; CUPLUG_ARRAY_TUNE=
+# "unroll=4,minimal=1" overrides them for experiments).
+TUNING = {"unroll": 1, "minimal": 1}
+for _item in os.environ.get("CUPLUG_ARRAY_TUNE", "").split(","):
+    if "=" in _item:
+        _k, _v = _item.split("=", 1)
+        TUNING[_k.strip()] = int(_v)
+if "blocks" in TUNING:
+    _core._array.set_blocks_per_sm(TUNING["blocks"])
+
+
+def _compile_options(args, options, minimal):
     opts = list(options or ())
+    try:
+        backend = _config.selected("compiler").name
+    except Exception:  # pragma: no cover - no config: compile will say why
+        backend = None
+    if backend != "nvrtc":
+        return opts
     if any(np.dtype(a.dtype).kind == "c" for a in args):
         # <cuda/std/complex> costs most of a complex kernel's compile; NVRTC's automatic
         # precompiled header makes every later complex kernel of the process cheap.
-        try:
-            backend = _config.selected("compiler").name
-        except Exception:  # pragma: no cover - no config: compile will say why
-            backend = None
-        if backend == "nvrtc":
-            opts += ["-pch", "--pch-messages=false"]
+        opts += PCH_OPTIONS
+    if minimal and TUNING.get("minimal"):
+        # Leaves out texture, device-runtime and runtime-API declarations: half of a small
+        # kernel's compile time (15 -> 8 ms on an H100 machine).
+        opts.append("-minimal")
     return opts
+
+
+_live_kernels = weakref.WeakSet()
+
+
+class _CacheClearer:
+    """Hooked into cuplug.tools.clear_context_caches() (PyCUDA's protocol: an object of its
+    memoized-function list whose ``_pycuda_ctx_dep_memoize_dic.clear()`` is called): drops every
+    Kernel's compiled kernels, releasing the contexts their modules hold."""
+
+    class _Dict:
+        @staticmethod
+        def clear():
+            for k in list(_live_kernels):
+                k.core.clear()
+            # The per-context array pools hold their contexts too.
+            _core._array.release_pools()
+
+    _pycuda_ctx_dep_memoize_dic = _Dict()
+
+
+def _register_cache_clearer():
+    from cuplug import tools
+
+    if not any(isinstance(f, _CacheClearer) for f in tools.context_dependent_memoized_functions):
+        tools.context_dependent_memoized_functions.append(_CacheClearer())
 
 
 class Kernel:
@@ -39,7 +87,11 @@ class Kernel:
 
     ``args``: :class:`Arg` (name, dtype, vector) in parameter order. ``raw``: names of vector
     arguments passed as bare pointers (indexed by the operation itself, ``a[idx[i]]``: not
-    broadcast; they must be C-contiguous). ``options``: compiler options. Calling it launches:
+    broadcast; they must be C-contiguous). ``options``: compiler options. ``builtin``: an
+    operation of cuplug's own, whose callers never pass partially overlapping vectors (it gets
+    ``__restrict__`` pointers, an unrolled loop and NVRTC's -minimal). ``minimal``: compile with
+    NVRTC's -minimal (no texture / device-runtime / runtime-API declarations; about half the
+    compile time of a small kernel); default: only for built-in operations. Calling it launches:
     ``kernel(*operands, stream=None, shape=None)``, GPUArrays for vectors (any strides and
     broadcastable shapes, written ones of the broadcast shape), numbers for scalars (cast to
     the declared dtype as NumPy casts Python scalars: out-of-range ints raise OverflowError).
@@ -55,6 +107,8 @@ class Kernel:
         after_loop="",
         options=None,
         raw=(),
+        builtin=False,
+        minimal=None,
     ):
         self.args = [a if isinstance(a, Arg) else Arg(*a) for a in args]
         self.operation = operation
@@ -63,7 +117,8 @@ class Kernel:
         self.loop_prep = loop_prep
         self.after_loop = after_loop
         self.raw = frozenset(raw)
-        self.options = _compile_options(self.args, options)
+        self.builtin = builtin
+        self.options = _compile_options(self.args, options, builtin if minimal is None else minimal)
         names = [a.name for a in self.args if a.vector and a.name not in self.raw]
         info = _cg.analyze(operation, names)
         raw_written = _cg.analyze(operation, sorted(self.raw)).written if self.raw else ()
@@ -86,6 +141,7 @@ class Kernel:
             vectorizable=info.vectorizable,
             any_layout=info.any_layout,
         )
+        _live_kernels.add(self)
 
     def __call__(self, *operands, stream=None, shape=None):
         self.core(*operands, stream=stream, shape=shape)
@@ -106,11 +162,14 @@ class Kernel:
             self.preamble,
             self.loop_prep,
             self.after_loop,
+            restrict=self.builtin,
+            unroll=TUNING.get("unroll", 1) if self.builtin else 1,
         )
 
     def _generate(self, classes, ndim, vec, index64):
         from cuplug.compiler import SourceModule
 
+        _register_cache_clearer()
         source, entry = self.source(Layout(classes, ndim=ndim, vec=vec, index64=index64))
         module = SourceModule(source, no_extern_c=True, options=self.options)
         return module.get_function(entry)

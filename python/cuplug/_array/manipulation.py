@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuplug import _core
+from cuplug import _core, _dtypes
 
 from .engine import Arg, Kernel
 
@@ -42,7 +42,7 @@ def _check_arrays(arrays, what):
     return arrays
 
 
-def concatenate(arrays, axis=0, allocator=None):
+def concatenate(arrays, axis=0, allocator=None, stream=None):
     """The arrays joined along an existing axis (numpy.concatenate; result_type dtype)."""
     from .core import GPUArray
 
@@ -74,12 +74,12 @@ def concatenate(arrays, axis=0, allocator=None):
     for x in arrays:
         n = x.shape[axis]
         index = (slice(None),) * axis + (slice(pos, pos + n),)
-        _apply("_copy", (x,), result[index], None)
+        _apply("_copy", (x,), result[index], stream)
         pos += n
     return result
 
 
-def stack(arrays, axis=0, allocator=None):
+def stack(arrays, axis=0, allocator=None, stream=None):
     """The arrays (all of one shape) joined along a new axis (numpy.stack)."""
     arrays = _check_arrays(arrays, "stack")
     shape = arrays[0].shape
@@ -91,7 +91,7 @@ def stack(arrays, axis=0, allocator=None):
         raise np.exceptions.AxisError(axis, ndim)
     axis %= ndim
     index = (slice(None),) * axis + (None,)
-    return concatenate([x[index] for x in arrays], axis=axis, allocator=allocator)
+    return concatenate([x[index] for x in arrays], axis=axis, allocator=allocator, stream=stream)
 
 
 def _index_dtype(indices, what):
@@ -139,7 +139,7 @@ def _kernel(kind, dtype, idx_dtype, idx2_dtype=None):
     if k is not None:
         return k
     i64 = np.int64
-    tag = f"{dtype.char}{idx_dtype.char}"
+    tag = f"{_dtypes.tag(dtype)}{_dtypes.tag(idx_dtype)}"
     if kind == "take":
         args = [
             Arg("z", dtype, True),
@@ -167,7 +167,9 @@ def _kernel(kind, dtype, idx_dtype, idx2_dtype=None):
             Arg("nz", i64, False),
             Arg("offset", i64, False),
         ]
-        k = Kernel(args, _TAKE_PUT, f"cuplug_take_put_{tag}{idx2_dtype.char}", raw=("z", "a"))
+        k = Kernel(
+            args, _TAKE_PUT, f"cuplug_take_put_{tag}{_dtypes.tag(idx2_dtype)}", raw=("z", "a")
+        )
     _kernels[key] = k
     return k
 

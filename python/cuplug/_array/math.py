@@ -100,8 +100,14 @@ def _resolve(name, descriptors, out_dtype):
                     f"Cannot cast ufunc '{name}' output from {np.dtype(loop_out)!r} to "
                     f"{result!r} with casting rule 'same_kind'"
                 )
+    kernel = _kernel(name, types, scalar, loop_in, loop_out, result)
+    int_power = name == "power" and np.dtype(loop_in[1]).kind in "iu"
+    return kernel.core, result, int_power
+
+
+def _kernel(name, types, scalar, loop_in, loop_out, result):
     # Arrays arrive in their own dtype; scalars are converted on the host to the loop dtype.
-    arrive = [t if not s else np.dtype(li) for t, s, li in zip(types, scalar, loop_in)]
+    arrive = [np.dtype(li) if s else t for t, s, li in zip(types, scalar, loop_in)]
     key = (name, tuple(arrive), tuple(scalar), result, tuple(map(str, loop_in)), str(loop_out))
     kernel = _kernels.get(key)
     if kernel is None:
@@ -109,10 +115,21 @@ def _resolve(name, descriptors, out_dtype):
         args = [Arg("z", result, True)]
         for k, (dt, s) in enumerate(zip(arrive, scalar)):
             args.append(Arg(f"s{k}" if s else f"x{k}", dt, not s))
-        tag = "_".join(np.dtype(a.dtype).char for a in args)
-        kernel = Kernel(args, statement, f"cuplug_{name.strip('_')}_{tag}", preamble=preamble)
+        tag = "".join(_dtypes.tag(dt) + ("s" if s else "") for dt, s in zip(arrive, scalar))
+        kname = f"cuplug_{name.strip('_')}_{_dtypes.tag(result)}_{tag}"
+        kernel = Kernel(args, statement, kname, preamble=preamble, builtin=True)
         _kernels[key] = kernel
-    return kernel.core, result
+    return kernel
+
+
+def kernel_for(name, descriptors, out_dtype=None):
+    """The Kernel _resolve would make (for tests and tools: its .source(layout) needs no
+    device). Descriptors as C++ passes them: dtypes, ("scalar", dtype), Python types."""
+    core = _resolve(name, descriptors, out_dtype)[0]
+    for k in _kernels.values():
+        if k.core is core:
+            return k
+    raise AssertionError("resolved kernel not found")
 
 
 _COMPARISONS = {

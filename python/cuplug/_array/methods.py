@@ -32,7 +32,7 @@ def _mul_add_kernel(dx, dy, dz):
             Arg("b", dz, False),
             Arg("y", dy, True),
         ]
-        name = f"cuplug_mul_add_{np.dtype(dx).char}{np.dtype(dy).char}{np.dtype(dz).char}"
+        name = f"cuplug_mul_add_{_dtypes.tag(dx)}{_dtypes.tag(dy)}{_dtypes.tag(dz)}"
         k = Kernel(args, f"z[i] = {store(expr, dz, dz)};", name)
         _kernels[key] = k
     return k
@@ -51,6 +51,19 @@ def _round_kernel(dtype, decimals):
         f = 10.0 ** abs(decimals)
         mul, div = ("*", "/") if decimals >= 0 else ("/", "*")
         x = load("x[i]", dtype, loop)
+        if dtype == np.float16:
+            # NumPy rounds float16 after each step (it multiplies, rounds and divides in half).
+            h = "__half2float(__float2half_rn({}))"
+            r = h.format(f"rint({h.format(f'({x}) {mul} f')}) {div} f")
+            k = Kernel(
+                [Arg("z", dtype, True), Arg("x", dtype, True), Arg("f", np.float32, False)],
+                f"z[i] = __float2half_rn({r});",
+                f"cuplug_round_{_dtypes.tag(dtype)}",
+                builtin=True,
+            )
+            k.factor = f
+            _kernels[key] = k
+            return k
         if loop.kind == "c":
             ct = _dtypes.ctype(loop)
             r = f"{ct}(rint(({x}).real() {mul} f) {div} f, rint(({x}).imag() {mul} f) {div} f)"
@@ -61,7 +74,8 @@ def _round_kernel(dtype, decimals):
         k = Kernel(
             [Arg("z", dtype, True), Arg("x", dtype, True), Arg("f", fdt, False)],
             f"z[i] = {store(r, loop, dtype)};",
-            f"cuplug_round_{dtype.char}",
+            f"cuplug_round_{_dtypes.tag(dtype)}",
+            builtin=True,
         )
         k.factor = f
         _kernels[key] = k
@@ -106,9 +120,12 @@ class MethodsMixin:
         return out
 
     def conj(self, out=None, stream=None):
-        """The complex conjugate (a copy for real arrays)."""
-        if self.dtype.kind != "c" and out is None:
-            return self.copy(stream=stream)
+        """The complex conjugate; a copy for real arrays (ndarray.conj)."""
+        if self.dtype.kind != "c":
+            if out is None:
+                return self.copy(stream=stream)
+            _apply("_copy", (self,), out, stream)
+            return out
         return _apply("conjugate", (self,), out, stream)
 
     conjugate = conj

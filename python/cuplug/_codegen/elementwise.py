@@ -309,15 +309,33 @@ def _check(args, layout, info):
         raise ValueError("a layout of ndim > 1 needs a strided (g/b) argument")
 
 
-def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep="", after_loop=""):
+def generate(
+    args,
+    operation,
+    name="kernel",
+    layout=None,
+    preamble="",
+    loop_prep="",
+    after_loop="",
+    restrict=False,
+    unroll=1,
+):
     """CUDA C++ source of one elementwise kernel and its entry name.
 
     ``args``: :class:`Arg` list in parameter order; ``operation``: PyCUDA-style statement(s)
     using ``name[i]`` for vectors; ``layout``: a :class:`Layout` (default: all vectors
     contiguous, scalar args by value, 32-bit index). The source includes only the headers its
     dtypes need (cuda_fp16.h for float16, <cuda/std/complex> for complex) and is wrapped in
-    nothing: the entry is ``extern "C"``, its name ``name`` (not mangled)."""
+    nothing: the entry is ``extern "C"``, its name ``name`` (not mangled).
+
+    ``restrict`` declares the vectors ``__restrict__`` (and read-only ones const), which lets
+    the compiler issue the loads of later iterations before earlier stores: only for callers
+    whose vectors are either the same view or do not overlap at all (the array operators copy
+    partially overlapping inputs first). ``unroll`` > 1 unrolls the main loop that many times
+    (more loads in flight per thread)."""
     args = [a if isinstance(a, Arg) else Arg(*a) for a in args]
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"kernel name {name!r} is not a C identifier")
     if layout is None:
         layout = Layout("".join("c" if a.vector else "s" for a in args))
     info = analyze(
@@ -334,7 +352,13 @@ def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep
     params = []
     for a, cls in zip(args, layout.classes):
         ct = _dtypes.ctype(a.dtype)
-        params.append(f"{ct} {a.name}" if cls == "s" else f"{ct} *{a.name}")
+        if cls == "s":
+            params.append(f"{ct} {a.name}")
+        elif restrict and cls != "p":
+            const = "" if a.name in info.written else "const "
+            params.append(f"{const}{ct} *__restrict__ {a.name}")
+        else:
+            params.append(f"{ct} *{a.name}")
     if layout.strided:
         nd_name, nd_def = nd_struct(layout, len(strided))
         defs.append(nd_def)
@@ -358,7 +382,7 @@ def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep
         body.append("[[maybe_unused]] long long i;")
     else:
         body.append(f"[[maybe_unused]] {idx} i;")
-    body.append(f"{loop_prep};")
+    body.append(f"{loop_prep}\n  ;")
 
     if layout.use_range:
         op = _substitute(operation, args, layout.classes, scalar_access)
@@ -366,19 +390,20 @@ def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep
             "for (i = start + ((long long)cta_start + (long long)tid) * step;\n"
             "       (step < 0) ? (i > stop) : (i < stop);\n"
             "       i += (long long)total_threads * step) {\n"
-            f"    {op};\n  }}"
+            f"    {op}\n    ;\n  }}"
         )
     elif layout.vec == 1:
         op = _substitute(operation, args, layout.classes, scalar_access)
         offs = _offsets(args, layout, strided, "i")
         body.append(
-            "for (i = cta_start + tid; i < n; i += total_threads) {\n"
+            _unroll(unroll)
+            + "for (i = cta_start + tid; i < n; i += total_threads) {\n"
             + (f"      {offs}\n" if offs else "")
-            + f"    {op};\n  }}"
+            + f"    {op}\n    ;\n  }}"
         )
     else:
-        body.append(_vector_loop(args, layout, info, operation, strided, defs, off))
-    body.append(f"{after_loop};")
+        body.append(_vector_loop(args, layout, info, operation, strided, defs, off, unroll))
+    body.append(f"{after_loop}\n  ;")
 
     source = "\n".join(head) + ("\n" if head else "")
     source += "".join(defs)
@@ -394,7 +419,11 @@ def generate(args, operation, name="kernel", layout=None, preamble="", loop_prep
     return source, name
 
 
-def _vector_loop(args, layout, info, operation, strided, defs, off):
+def _unroll(unroll):
+    return f"#pragma unroll {unroll}\n  " if unroll > 1 else ""
+
+
+def _vector_loop(args, layout, info, operation, strided, defs, off, unroll=1):
     v = layout.vec
     idx = _idx(layout)
     loads, stores, decls = [], [], []
@@ -433,13 +462,13 @@ def _vector_loop(args, layout, info, operation, strided, defs, off):
     offs = _offsets(args, layout, strided, "w")
     lines = [
         f"const {idx} cuplug_nw = n / {v};",
-        f"for ({idx} w = cta_start + tid; w < cuplug_nw; w += total_threads) {{",
+        _unroll(unroll) + f"for ({idx} w = cta_start + tid; w < cuplug_nw; w += total_threads) {{",
     ]
     if offs:
         lines.append(f"    {offs}")
     lines += ["    " + s for s in decls + loads]
     lines.append(f"    #pragma unroll\n    for (int cuplug_j = 0; cuplug_j < {v}; ++cuplug_j) {{")
-    lines.append(f"      {op};\n    }}")
+    lines.append(f"      {op}\n    ;\n    }}")
     lines += ["    " + s for s in stores]
     lines.append("  }")
     if not layout.strided:
@@ -450,6 +479,6 @@ def _vector_loop(args, layout, info, operation, strided, defs, off):
         tail = _substitute(operation, args, layout.classes, tail_access)
         lines.append(
             f"for (i = cuplug_nw * {v} + cta_start + tid; i < n; i += total_threads) {{\n"
-            f"    {tail};\n  }}"
+            f"    {tail}\n    ;\n  }}"
         )
     return "\n  ".join(lines)

@@ -358,9 +358,15 @@ def _fextremum(fn):
     return f
 
 
+def _truth(expr, loop):
+    if _kind(loop) == "c":
+        return f"(({expr}).real() != 0 || ({expr}).imag() != 0)"
+    return f"(({expr}) != 0)"
+
+
 def _logical(sym):
     def f(x, li, lo):
-        return f"((bool)({x[0]}) {sym} (bool)({x[1]}))", []
+        return f"({_truth(x[0], li[0])} {sym} {_truth(x[1], li[1])})", []
 
     return f
 
@@ -495,7 +501,7 @@ OPS = {
     "logical_and": (np.logical_and, 2, _logical("&&")),
     "logical_or": (np.logical_or, 2, _logical("||")),
     "logical_xor": (np.logical_xor, 2, _logical("!=")),
-    "logical_not": (np.logical_not, 1, lambda x, li, lo: (f"(!(bool)({x[0]}))", [])),
+    "logical_not": (np.logical_not, 1, lambda x, li, lo: (f"(!{_truth(x[0], li[0])})", [])),
     "negative": (np.negative, 1, _negative),
     "positive": (np.positive, 1, _copy),
     "absolute": (np.absolute, 1, _absolute),
@@ -527,8 +533,7 @@ def operation(name, operand_dtypes, scalar, loop_in, loop_out, out_dtype):
     if name == "where":
         c = "s0" if scalar[0] else "x0[i]"
         vals = [
-            load(f"s{k}" if scalar[k] else f"x{k}[i]", operand_dtypes[k], loop_out)
-            for k in (1, 2)
+            load(f"s{k}" if scalar[k] else f"x{k}[i]", operand_dtypes[k], loop_out) for k in (1, 2)
         ]
         cond = cast(c, operand_dtypes[0], np.bool_)
         expr = f"({cond} ? {vals[0]} : {vals[1]})"

@@ -7,35 +7,105 @@
 #include <cuplug/config.hpp>
 
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace cuplug::python::array {
 
-plugin_ptr<allocator> array_allocator() {
-  // Per thread, like the core's own cache: valid while the configuration generation and the
-  // selected allocator object stay the same.
+namespace {
+
+// The default pools, one per context: a pool's blocks belong to the context they were allocated
+// in, so a pool shared by contexts would hand one context's (possibly destroyed) memory to
+// another. Each entry holds its context (as PyCUDA's DeviceMemoryPool does while it holds
+// blocks) until release_array_pools(), which cuplug.tools.clear_context_caches() calls.
+struct context_pool {
+  context_ptr ctx;
+  plugin_ptr<allocator> pool;
+};
+
+std::unordered_map<CUcontext, context_pool> &context_pools() {
+  static auto *pools = new std::unordered_map<CUcontext, context_pool>(); // leaked: exit order
+  return *pools;
+}
+
+// A pool whose context was destroyed: its blocks went with the context, and freeing them (or
+// its stream fences) now would be a call on dead handles. It is kept, never destroyed.
+void abandon(plugin_ptr<allocator> pool) {
+  static auto *graveyard = new std::vector<plugin_ptr<allocator>>();
+  graveyard->push_back(std::move(pool));
+}
+
+// Drops a pool: its held blocks and fences are released under its own context.
+void drop(context_pool &entry) noexcept {
+  if (!entry.pool)
+    return;
+  if (!entry.ctx || !entry.ctx->valid()) {
+    abandon(std::move(entry.pool));
+    return;
+  }
+  try {
+    scoped_activation active(entry.ctx);
+    entry.pool->free_held();
+    entry.pool.reset();
+  } catch (...) {
+    if (entry.pool)
+      abandon(std::move(entry.pool));
+  }
+}
+
+bool default_selected() {
+  return config::instance().selected(plugin_kind::allocator).source ==
+             config_source::builtin_default &&
+         registry::instance().has(plugin_kind::allocator, "pool");
+}
+
+} // namespace
+
+plugin_ptr<allocator> array_allocator(const context_ptr &ctx) {
+  // The selected backend when one was chosen; the answer is cached per thread while the
+  // configuration generation and the selected object stay the same.
   struct slot {
     unsigned long generation = 0;
     const allocator *selected = nullptr;
-    plugin_ptr<allocator> object;
+    bool use_pool = false;
   };
   thread_local slot mine;
   plugin_ptr<allocator> selected = current_allocator();
   const unsigned long generation = config::instance().generation();
-  if (mine.object && mine.generation == generation && mine.selected == selected.get())
-    return mine.object;
-  plugin_ptr<allocator> chosen = selected;
-  if (config::instance().selected(plugin_kind::allocator).source ==
-          config_source::builtin_default &&
-      registry::instance().has(plugin_kind::allocator, "pool"))
-    chosen = std::static_pointer_cast<allocator>(backend(plugin_kind::allocator, "pool"));
-  mine = slot{generation, selected.get(), chosen};
-  return chosen;
+  if (!(mine.generation == generation && mine.selected == selected.get() && mine.selected))
+    mine = slot{generation, selected.get(), default_selected()};
+  if (!mine.use_pool || !ctx)
+    return selected;
+  context_pool &entry = context_pools()[ctx->handle()];
+  if (!entry.pool || entry.ctx != ctx) {
+    // A new context that got a destroyed one's handle: that one's pool goes first.
+    drop(entry);
+    entry.pool = registry::instance().create<allocator>(
+        plugin_kind::allocator, "pool",
+        config::instance().plugin_options(plugin_kind::allocator, "pool"));
+    entry.ctx = ctx;
+  }
+  return entry.pool;
+}
+
+plugin_ptr<allocator> array_allocator() { return array_allocator(context::current()); }
+
+std::size_t release_array_pools() noexcept {
+  std::size_t released = 0;
+  auto &pools = context_pools();
+  for (auto &[handle, entry] : pools) {
+    if (entry.pool && entry.ctx && entry.ctx->valid())
+      released += entry.pool->stats().bytes_held;
+    drop(entry);
+  }
+  pools.clear();
+  return released;
 }
 
 device_allocation_ptr allocate_array_memory(std::size_t bytes, CUstream stream,
                                             py::handle stream_owner) {
   context_ptr ctx = context::current_or_throw("GPUArray");
-  plugin_ptr<allocator> alloc = array_allocator();
+  plugin_ptr<allocator> alloc = array_allocator(ctx);
   std::uintptr_t ptr = 0;
   try {
     ptr = alloc->allocate(bytes, stream);

@@ -11,10 +11,15 @@
 
 namespace cuplug::python::array {
 
-// The allocator arrays use: the selected backend when one was chosen (cuplug.use, environment,
-// config file), else the "pool" backend (a caching pool), falling back to the selected one when
-// no pool plugin is there.
+// The allocator arrays use in context `ctx`: the selected backend when one was chosen
+// (cuplug.use, environment, config file), else a caching pool ("pool" plugin) of that context's
+// own, falling back to the selected backend when no pool plugin is there. Needs the GIL.
+plugin_ptr<allocator> array_allocator(const context_ptr &ctx);
+// The same for the current context.
 plugin_ptr<allocator> array_allocator();
+// Gives back what the per-context pools hold and forgets them (releasing their contexts);
+// returns the bytes released. Arrays still alive keep their own memory.
+std::size_t release_array_pools() noexcept;
 
 // `bytes` (> 0) for work on `stream` in the current context from array_allocator(). On out of
 // memory: frees what the allocator holds, runs gc.collect() (dropped arrays may hold memory),

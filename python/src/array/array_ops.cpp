@@ -36,6 +36,9 @@ struct resolved_op {
   py::object out_dtype;
   int out_code = t_other;
   Py_ssize_t out_itemsize = 0;
+  // NumPy refuses negative integer powers; a kernel cannot raise, so scalar exponents are
+  // checked here (array exponents give 0, or +-1 for bases +-1).
+  bool check_exponent = false;
 };
 
 struct dispatch_state {
@@ -251,6 +254,7 @@ const resolved_op &resolve(int id, PyObject *name, PyObject *const *operands, Py
   op.out_dtype = t[1];
   op.out_code = code_of_dtype(op.out_dtype);
   op.out_itemsize = op.out_dtype.attr("itemsize").cast<Py_ssize_t>();
+  op.check_exponent = t.size() > 2 && t[2].cast<bool>();
   if (static_cast<Py_ssize_t>(op.core->args().size()) != n + 1)
     throw py::type_error("cuplug._array: the kernel for '" + py::str(name).cast<std::string>() +
                          "' takes " + std::to_string(op.core->args().size()) +
@@ -319,6 +323,27 @@ PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, Py
         return call_fallback(name, operands, n, out_obj, stream, e.value());
       throw;
     }
+  }
+  if (op.check_exponent && n == 2 && !specs[2].vector) {
+    long long e = 0;
+    switch (specs[2].code) {
+    case t_int8:
+      e = *reinterpret_cast<const std::int8_t *>(ops[2].scalar);
+      break;
+    case t_int16:
+      e = *reinterpret_cast<const std::int16_t *>(ops[2].scalar);
+      break;
+    case t_int32:
+      e = *reinterpret_cast<const std::int32_t *>(ops[2].scalar);
+      break;
+    case t_int64:
+      e = *reinterpret_cast<const std::int64_t *>(ops[2].scalar);
+      break;
+    default:
+      break;
+    }
+    if (e < 0)
+      throw py::value_error("Integers to negative integer powers are not allowed.");
   }
   const CUstream s = stream == Py_None ? nullptr : to_stream(stream);
 

@@ -6,9 +6,10 @@
 
 #include <cuplug/errors.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <functional>
-#include <sstream>
 #include <type_traits>
 
 namespace cuplug::python::array {
@@ -20,13 +21,13 @@ namespace {
 constexpr unsigned block_threads = 256; // cuplug._codegen.elementwise.BLOCK
 constexpr std::size_t max_param_bytes = 4096;
 
+// std::to_string, not a stream: streams take the process's global C++ locale, which a library
+// may have set to one that groups or drops digits.
 std::string shape_text(const std::vector<long long> &shape) {
-  std::ostringstream s;
-  s << '(';
+  std::string s = "(";
   for (std::size_t k = 0; k < shape.size(); ++k)
-    s << shape[k] << (shape.size() == 1 ? "," : k + 1 < shape.size() ? ", " : "");
-  s << ')';
-  return s.str();
+    s += std::to_string(shape[k]) + (shape.size() == 1 ? "," : k + 1 < shape.size() ? ", " : "");
+  return s + ")";
 }
 
 std::string shape_text(const array_object *a) {
@@ -38,9 +39,10 @@ std::string dtype_text(const array_object *a) {
 }
 
 std::string context_text(CUcontext c) {
-  std::ostringstream s;
-  s << "0x" << std::hex << reinterpret_cast<std::uintptr_t>(c);
-  return s.str();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx",
+                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(c)));
+  return buf;
 }
 
 struct packer {
@@ -76,9 +78,71 @@ elementwise_core::elementwise_core(std::vector<arg_spec> args, plan_options opti
       options_.vectorizable = false;
 }
 
+bool elementwise_core::plan_contiguous(const operand *ops, launch_plan &p) const {
+  // Every vector C-contiguous with one shape (the common case): one flat dimension, no
+  // broadcasting, no planner.
+  const std::size_t nargs = args_.size();
+  const array_object *first = nullptr;
+  for (std::size_t k = 0; k < nargs; ++k) {
+    if (!args_[k].vector)
+      continue;
+    const array_object *a = ops[k].array;
+    if (!args_[k].raw) {
+      if (!a->c_contiguous)
+        return false;
+      if (first == nullptr)
+        first = a;
+      else if (a->ndim != first->ndim || !std::equal(a->shape, a->shape + a->ndim, first->shape))
+        return false;
+    }
+  }
+  if (first == nullptr)
+    return false;
+  p.n = first->size;
+  p.iter_shape.assign(first->shape, first->shape + first->ndim);
+  p.classes.assign(nargs, 's');
+  p.ptrs.assign(nargs, 0);
+  p.ndim = 1;
+  p.shape.assign(1, p.n);
+  for (std::size_t k = 0; k < nargs; ++k) {
+    if (!args_[k].vector)
+      continue;
+    p.classes[k] = args_[k].raw ? 'p' : 'c';
+    p.ptrs[k] = ops[k].array->size == 0 ? 0 : ops[k].array->ptr;
+  }
+  int vec = 1;
+  if (options_.vectorizable && !options_.keep_order && p.n > 1) {
+    long long widest = 0;
+    for (std::size_t k = 0; k < nargs; ++k)
+      if (p.classes[k] == 'c')
+        widest = std::max(widest, static_cast<long long>(ops[k].array->itemsize));
+    if (widest > 0 && widest <= 16 && (widest & (widest - 1)) == 0)
+      vec = static_cast<int>(16 / widest);
+    for (; vec > 1; vec /= 2) {
+      bool ok = true;
+      for (std::size_t k = 0; ok && k < nargs; ++k) {
+        if (p.classes[k] != 'c')
+          continue;
+        const long long item = ops[k].array->itemsize;
+        ok = (item & (item - 1)) == 0 && p.ptrs[k] % (vec * item) == 0;
+      }
+      if (ok)
+        break;
+    }
+  }
+  p.vec = vec;
+  p.index64 = p.n > 0x7fffffffLL;
+  return true;
+}
+
 launch_plan elementwise_core::plan(const operand *ops,
                                    const std::vector<long long> *iter_shape) const {
   const std::size_t nargs = args_.size();
+  if (iter_shape == nullptr) {
+    launch_plan fast;
+    if (plan_contiguous(ops, fast))
+      return fast;
+  }
   std::vector<plan_operand> pops(nargs);
   for (std::size_t k = 0; k < nargs; ++k) {
     const arg_spec &spec = args_[k];
@@ -249,8 +313,27 @@ void elementwise_core::launch(const operand *ops, CUstream stream,
   f.launch(config, pk.buf, pk.pos);
 }
 
+namespace {
+// One work item per thread measured fastest on H100/H200 for memory-bound operations (the
+// grid-stride loop then only covers grids beyond 2**31 - 1 blocks).
+long long blocks_per_sm = 1LL << 24;
+std::unordered_map<CUdevice, long long> &block_limits() {
+  static auto *limits = new std::unordered_map<CUdevice, long long>();
+  return *limits;
+}
+} // namespace
+
+void set_blocks_per_sm(long long value) {
+  if (value < 1)
+    throw py::value_error("blocks_per_sm must be at least 1");
+  blocks_per_sm = value;
+  block_limits().clear();
+}
+
+long long get_blocks_per_sm() noexcept { return blocks_per_sm; }
+
 unsigned grid_for(long long work, CUdevice device) {
-  static std::unordered_map<CUdevice, long long> limits;
+  auto &limits = block_limits();
   auto it = limits.find(device);
   if (it == limits.end()) {
     int sms = 0;
@@ -259,10 +342,10 @@ unsigned grid_for(long long work, CUdevice device) {
     if (r != CUDA_SUCCESS || sms <= 0)
       sms = 1;
     // Enough resident blocks to fill every SM several times over; threads loop beyond that.
-    it = limits.emplace(device, static_cast<long long>(sms) * 32).first;
+    it = limits.emplace(device, static_cast<long long>(sms) * blocks_per_sm).first;
   }
   const long long blocks = (work + block_threads - 1) / block_threads;
-  return static_cast<unsigned>(std::min(blocks, it->second));
+  return static_cast<unsigned>(std::min({blocks, it->second, 0x7fffffffLL}));
 }
 
 void fill_operand(const arg_spec &spec, py::handle value, operand &out) {

@@ -52,7 +52,11 @@ public:
   const std::vector<arg_spec> &args() const noexcept { return args_; }
   const std::string &name() const noexcept { return name_; }
   std::size_t cached_layouts() const noexcept { return cache_.size(); }
-  void clear() noexcept { cache_.clear(); }
+  // Forgets the compiled kernels (and the contexts their modules keep alive).
+  void clear() noexcept {
+    cache_.clear();
+    last_ = nullptr;
+  }
   const plan_options &options() const noexcept { return options_; }
 
   // The plan launch() would use (for tests and the Python layer).
@@ -74,6 +78,8 @@ private:
   };
 
   function &kernel_for(const key &k);
+  // The plan when every vector is C-contiguous of one shape; false when not that case.
+  bool plan_contiguous(const operand *ops, launch_plan &p) const;
 
   std::vector<arg_spec> args_;
   plan_options options_;
@@ -89,8 +95,11 @@ private:
 // Raises TypeError naming the argument for a vector argument that is not a GPUArray.
 void fill_operand(const arg_spec &spec, py::handle value, operand &out);
 
-// The launch geometry for `work` work items on the current device (grid-stride loops).
+// The launch geometry for `work` work items on the current device (grid-stride loops): at most
+// blocks_per_sm blocks of 256 threads per multiprocessor (default: no cap below 2**31 - 1).
 unsigned grid_for(long long work, CUdevice device);
+void set_blocks_per_sm(long long value);
+long long get_blocks_per_sm() noexcept;
 
 void init_elementwise_core(py::module_ &m);
 

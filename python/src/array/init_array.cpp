@@ -158,6 +158,11 @@ void init_array(py::module_ &m) {
         return py::make_tuple(mul, shr);
       },
       py::arg("divisor"));
+  a.def("release_pools", &release_array_pools,
+        "Gives back the memory the per-context array pools hold and forgets the pools.");
+  a.def("set_blocks_per_sm", &set_blocks_per_sm, py::arg("value"),
+        "The most blocks of 256 threads per multiprocessor an elementwise launch uses.");
+  a.def("get_blocks_per_sm", &get_blocks_per_sm);
   a.def("double_to_half", &double_to_half, py::arg("value"),
         "IEEE binary16 bits of a double, rounded to nearest even (as NumPy).");
 }
