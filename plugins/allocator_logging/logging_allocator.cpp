@@ -1,10 +1,9 @@
 // The "logging" allocator: an adaptor that writes every event to a replayable log.
-#include "../allocator_pool/make_upstream.hpp"
-
 #include <cuplug/allocator.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/options.hpp>
 #include <cuplug/plugin.hpp>
+#include <cuplug/pool/make_upstream.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -15,7 +14,7 @@
 #include <mutex>
 #include <string>
 
-namespace cuplug {
+namespace cuplug::plugins {
 namespace {
 
 // The log format, version 1 (cuplug.memory.replay() reads it). Text, one event per line, fields
@@ -50,7 +49,7 @@ class logging_allocator final : public allocator {
 public:
   explicit logging_allocator(const options &opts)
       : path_(required_path(opts)), flush_(opts.get_bool("flush", true)),
-        upstream_(pool::make_upstream(opts.get_string("upstream", "device"), "logging")) {
+        upstream_(pool::make_upstream(opts, "logging")) {
     if (path_ == "-") {
       file_ = stderr;
     } else {
@@ -71,8 +70,8 @@ protected:
   std::size_t do_bytes_held() const override { return upstream_->stats().bytes_held; }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
-    std::uintptr_t p = 0;
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
+    device_ptr p = 0;
     try {
       p = upstream_->allocate(bytes, stream);
     } catch (...) {
@@ -83,7 +82,7 @@ private:
     return p;
   }
 
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     log("deallocate", ptr, bytes, stream);
     upstream_->deallocate(ptr, bytes, stream);
   }
@@ -100,15 +99,15 @@ private:
     return upstream_->trim(keep_bytes);
   }
 
-  void log(const char *event, std::uintptr_t ptr, std::size_t bytes, CUstream stream) noexcept {
+  void log(const char *event, device_ptr ptr, std::size_t bytes, CUstream stream) noexcept {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now() - start_)
                         .count();
     const unsigned thread = thread_number();
     std::lock_guard<std::mutex> lock(mutex_);
-    std::fprintf(file_, "%" PRIu64 " %lld %u %s 0x%" PRIxPTR " %zu 0x%" PRIxPTR "\n", ++seq_,
-                 static_cast<long long>(ns), thread, event, ptr, bytes,
-                 reinterpret_cast<std::uintptr_t>(stream));
+    std::fprintf(file_, "%" PRIu64 " %lld %u %s 0x%llx %zu 0x%" PRIxPTR "\n", ++seq_,
+                 static_cast<long long>(ns), thread, event, static_cast<unsigned long long>(ptr),
+                 bytes, reinterpret_cast<std::uintptr_t>(stream));
     if (flush_)
       std::fflush(file_);
   }
@@ -123,7 +122,7 @@ private:
 };
 
 } // namespace
-} // namespace cuplug
+} // namespace cuplug::plugins
 
-CUPLUG_PLUGIN(allocator, cuplug::logging_allocator, "logging",
+CUPLUG_PLUGIN(allocator, cuplug::plugins::logging_allocator, "logging",
               "adaptor writing a replayable event log (options: upstream, path, flush)", "1.0")

@@ -22,7 +22,8 @@ enum class plugin_kind : std::uint32_t {
 };
 
 // Version of each interface; a plugin built against another version of its kind is refused.
-inline constexpr std::uint32_t allocator_interface_version = 1;
+// 2: device_ptr addresses and the pool controls (pool_statistics, stop_holding, ...).
+inline constexpr std::uint32_t allocator_interface_version = 2;
 inline constexpr std::uint32_t compiler_interface_version = 1;
 inline constexpr std::uint32_t launcher_interface_version = 1;
 inline constexpr std::uint32_t rng_interface_version = 1;

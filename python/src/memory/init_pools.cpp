@@ -1,18 +1,20 @@
 // PyCUDA's memory pools (spec §1.12, §13.5): DeviceMemoryPool, PageLockedMemoryPool,
-// PageLockedAllocator and the pooled allocations, on the pool plugin's algorithm.
-#include "driver/context.hpp"
+// PageLockedAllocator and the pooled allocations. Each pool is an allocator of a pool backend
+// ("pool" unless named), created through the registry over the pool's upstream, and used only
+// through the allocator interface: another pool plugin changes what these classes do.
 #include "bindings.hpp"
-#include "support/convert.hpp"
+#include "driver/context.hpp"
 #include "memory/memory.hpp"
+#include "support/convert.hpp"
 
-#include "pool_allocator.hpp"
-
+#include <cuplug/allocator.hpp>
 #include <cuplug/config.hpp>
+#include <cuplug/pool/page_locked_memory.hpp>
+#include <cuplug/pool/size_bins.hpp>
 #include <cuplug/registry.hpp>
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,8 +22,7 @@
 namespace cuplug::python {
 namespace {
 
-using pool_ptr = std::shared_ptr<pool_allocator>;
-
+using pool_ptr = plugin_ptr<allocator>;
 
 // A pool's upstream: the wrapped allocator, called with the pool's context current (PyCUDA's
 // pools allocate and free under the context they were made in). At interpreter exit nothing is
@@ -34,13 +35,13 @@ public:
   }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     if (!ctx_)
       return inner_->allocate(bytes, stream);
     scoped_activation activate(ctx_);
     return inner_->allocate(bytes, stream);
   }
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     if (interpreter_finalizing())
       return;
     if (!ctx_) {
@@ -60,38 +61,46 @@ private:
   plugin_ptr<allocator> inner_;
 };
 
-// A fresh allocator of backend `name`, with its configured options overlaid by `extra`.
-plugin_ptr<allocator> make_backend(const std::string &name,
-                                   const std::map<std::string, std::string> &extra = {}) {
-  std::map<std::string, std::string> values =
-      config::instance().plugin_options(plugin_kind::allocator, name).values();
-  for (const auto &[k, v] : extra)
-    values[k] = v;
-  return registry::instance().create<allocator>(plugin_kind::allocator, name,
-                                                options(std::move(values)));
+// A fresh allocator of backend `name` with its configured options.
+plugin_ptr<allocator> make_backend(const std::string &name) {
+  return registry::instance().create<allocator>(
+      plugin_kind::allocator, name,
+      config::instance().plugin_options(plugin_kind::allocator, name));
 }
 
-// `upstream` as given to a pool: None (the default backend), a backend name, or an Allocator.
-plugin_ptr<allocator> upstream_from(py::handle upstream, const char *fallback) {
+// `upstream` as given to a pool: None (the default allocator backend), a backend name, or an
+// Allocator.
+plugin_ptr<allocator> upstream_from(py::handle upstream) {
   if (upstream.is_none())
-    return make_backend(fallback);
+    return make_backend(config::builtin_default(plugin_kind::allocator));
   if (py::isinstance<py::str>(upstream))
     return make_backend(upstream.cast<std::string>());
   try {
     return upstream.cast<plugin_ptr<allocator>>();
   } catch (const py::cast_error &) {
     throw py::type_error("upstream must be None, an allocator backend name or a "
-                         "cuplug.plugins.Allocator, got " +
+                         "cuplug.memory.Allocator, got " +
                          std::string(py::str(py::type::handle_of(upstream).attr("__name__"))));
   }
 }
 
-pool_ptr make_pool(context_ptr ctx, plugin_ptr<allocator> upstream, const char *name) {
+// A pool of backend `backend` (None: default_pool_backend) over `upstream`, which it reaches
+// with `ctx` current; `who` names the Python class in messages and as the allocator's name.
+pool_ptr make_pool(context_ptr ctx, plugin_ptr<allocator> upstream, py::handle backend,
+                   const char *who) {
+  const std::string name =
+      backend.is_none() ? std::string(default_pool_backend) : backend.cast<std::string>();
   auto bound = std::make_shared<context_bound_allocator>(std::move(ctx), std::move(upstream));
-  auto pool = std::make_shared<pool_allocator>(bound);
-  pool->set_backend_name(name);
+  pool_ptr pool = registry::instance().create_adaptor(
+      name, config::instance().plugin_options(plugin_kind::allocator, name), std::move(bound));
+  if (!pool->pool_statistics())
+    throw config_error(std::string(who) + ": allocator '" + name +
+                       "' is not a pool: it keeps no pool statistics (held and active blocks); "
+                       "name a pool backend such as '" +
+                       default_pool_backend + "'");
+  pool->set_backend_name(who);
   // PyCUDA's try_release_blocks(): unreferenced allocations may be waiting for the collector.
-  pool->blocks().set_reclaim_hook([] {
+  pool->set_out_of_memory_hook([] {
     if (interpreter_finalizing())
       return;
     py::gil_scoped_acquire gil;
@@ -121,16 +130,17 @@ public:
   python_pool(const python_pool &) = delete;
   python_pool &operator=(const python_pool &) = delete;
 
-  pool::pool_counters counters() const { return pool_->blocks().counters(); }
+  // make_pool checked that the backend keeps them.
+  pool_stats counters() const { return pool_->pool_statistics().value_or(pool_stats{}); }
   std::size_t free_held() {
     activation a(ctx_);
     return pool_->free_held();
   }
   void stop_holding() {
     activation a(ctx_);
-    pool_->blocks().stop_holding();
+    pool_->stop_holding();
   }
-  void set_trace(bool on) { pool_->blocks().set_trace(on); }
+  void set_trace(bool on) { pool_->set_trace(on); }
   const pool_ptr &pool() const { return pool_; }
   const context_ptr &ctx() const { return ctx_; }
 
@@ -156,13 +166,13 @@ public:
 
 class device_memory_pool final : public python_pool {
 public:
-  explicit device_memory_pool(py::handle upstream)
-      : device_memory_pool(context::current_or_throw(), upstream) {}
+  device_memory_pool(py::handle upstream, py::handle backend)
+      : device_memory_pool(context::current_or_throw(), upstream, backend) {}
 
   std::shared_ptr<pooled_device_allocation> allocate(py::handle size, py::handle stream_obj) {
     const std::size_t bytes = to_size(size, "DeviceMemoryPool.allocate: size");
     const CUstream stream = stream_obj.is_none() ? nullptr : to_stream(stream_obj);
-    std::uintptr_t p;
+    device_ptr p;
     {
       scoped_activation activate(ctx_);
       p = pool_->allocate(bytes, stream);
@@ -171,35 +181,36 @@ public:
     py::object owner;
     if (!stream_obj.is_none() && !PyLong_Check(stream_obj.ptr()))
       owner = py::reinterpret_borrow<py::object>(stream_obj);
-    return std::make_shared<pooled_device_allocation>(ctx_, static_cast<CUdeviceptr>(p), bytes,
-                                                      pool_, stream, std::move(owner));
+    return std::make_shared<pooled_device_allocation>(ctx_, p, bytes, pool_, stream,
+                                                      std::move(owner));
   }
 
 private:
-  device_memory_pool(context_ptr ctx, py::handle upstream)
-      : python_pool(ctx, make_pool(ctx, upstream_from(upstream, "device"), "DeviceMemoryPool")) {}
+  device_memory_pool(context_ptr ctx, py::handle upstream, py::handle backend)
+      : python_pool(ctx, make_pool(ctx, upstream_from(upstream), backend, "DeviceMemoryPool")) {}
 };
 
-// PyCUDA's PageLockedAllocator(flags): cuMemHostAlloc with those flags (the "pinned" backend).
+// PyCUDA's PageLockedAllocator(flags): cuMemHostAlloc with those flags, from the pool kit (no
+// plugin's options to spell).
 class page_locked_allocator {
 public:
   explicit page_locked_allocator(unsigned flags)
-      : flags_(flags), ctx_(context::current()),
-        allocator_(make_backend("pinned", {{"flags", std::to_string(flags)}, {"pooled", "0"}})) {}
-  unsigned flags() const noexcept { return flags_; }
-  const plugin_ptr<allocator> &get() const noexcept { return allocator_; }
+      : ctx_(context::current()), allocator_(std::make_shared<pool::page_locked_memory>(flags)) {
+    allocator_->set_backend_name("PageLockedAllocator");
+  }
+  unsigned flags() const noexcept { return allocator_->flags(); }
+  plugin_ptr<allocator> get() const { return allocator_; }
   const context_ptr &ctx() const noexcept { return ctx_; }
 
 private:
-  unsigned flags_;
   context_ptr ctx_; // the context current when it was made, if any: pinned memory belongs to one
-  plugin_ptr<allocator> allocator_;
+  std::shared_ptr<pool::page_locked_memory> allocator_;
 };
 
 // PyCUDA's PooledHostAllocation: the base of a pooled page-locked ndarray.
 class pooled_host_allocation {
 public:
-  pooled_host_allocation(pool_ptr pool, std::uintptr_t ptr, std::size_t bytes)
+  pooled_host_allocation(pool_ptr pool, device_ptr ptr, std::size_t bytes)
       : pool_(std::move(pool)), ptr_(ptr), bytes_(bytes) {}
   ~pooled_host_allocation() {
     if (!freed_ && !interpreter_finalizing())
@@ -215,19 +226,20 @@ public:
     freed_ = true;
   }
   std::size_t size() const noexcept { return bytes_; }
-  std::uintptr_t ptr() const noexcept { return ptr_; }
+  device_ptr ptr() const noexcept { return ptr_; }
 
 private:
   pool_ptr pool_;
-  std::uintptr_t ptr_;
+  device_ptr ptr_;
   std::size_t bytes_;
   bool freed_ = false;
 };
 
 class page_locked_memory_pool final : public python_pool {
 public:
-  explicit page_locked_memory_pool(const page_locked_allocator &alloc)
-      : python_pool(alloc.ctx(), make_pool(alloc.ctx(), alloc.get(), "PageLockedMemoryPool")) {}
+  page_locked_memory_pool(const page_locked_allocator &alloc, py::handle backend)
+      : python_pool(alloc.ctx(),
+                    make_pool(alloc.ctx(), alloc.get(), backend, "PageLockedMemoryPool")) {}
 
   py::array allocate(py::handle shape, py::handle dtype, py::handle order) {
     py::dtype dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
@@ -258,7 +270,7 @@ public:
       strides[axis] = step;
       step *= std::max<py::ssize_t>(dims[axis], 1);
     }
-    std::uintptr_t p;
+    device_ptr p;
     {
       activation a(ctx_);
       p = pool_->allocate(bytes, nullptr);
@@ -341,8 +353,11 @@ void init_pools(py::module_ &m) {
       "A caching pool of device memory in the current context (PyCUDA's): size classes of "
       "1/16 of a power of two, stream-ordered reuse, frees what it holds and retries on out of "
       "memory. `upstream`: the allocator backend it draws from (name or Allocator; default "
-      "'device'). Pass pool.allocate as an allocator= argument.");
-  dmp.def(py::init<py::handle>(), py::arg("upstream") = py::none())
+      "'device'). `backend`: the pool backend that does the pooling (default 'pool'; any "
+      "allocator plugin that takes an upstream and keeps pool statistics). Pass pool.allocate "
+      "as an allocator= argument.");
+  dmp.def(py::init<py::handle, py::handle>(), py::arg("upstream") = py::none(),
+          py::arg("backend") = py::none())
       .def("allocate", &device_memory_pool::allocate, py::arg("size"),
            py::arg("stream") = py::none(),
            "A PooledDeviceAllocation of `size` bytes, for work on `stream`.")
@@ -359,7 +374,8 @@ void init_pools(py::module_ &m) {
                throw py::value_error("PageLockedAllocator: flags must be host_alloc_flags bits, "
                                      "got " +
                                      std::to_string(value));
-             return std::make_shared<page_locked_allocator>(static_cast<unsigned>(value));
+             return std::make_shared<page_locked_allocator>(
+                 pool::host_alloc_flags(value, "PageLockedAllocator: flags"));
            }),
            py::arg("flags") = 0)
       .def_property_readonly("flags", &page_locked_allocator::flags);
@@ -372,14 +388,15 @@ void init_pools(py::module_ &m) {
 
   py::class_<page_locked_memory_pool, std::shared_ptr<page_locked_memory_pool>> plmp(
       m, "PageLockedMemoryPool",
-      "A caching pool of page-locked host memory (PyCUDA's); allocate() returns ndarrays.");
-  plmp.def(py::init([](py::handle alloc) {
+      "A caching pool of page-locked host memory (PyCUDA's); allocate() returns ndarrays. "
+      "`backend`: the pool backend, as for DeviceMemoryPool.");
+  plmp.def(py::init([](py::handle alloc, py::handle backend) {
              if (alloc.is_none())
-               return std::make_shared<page_locked_memory_pool>(page_locked_allocator(0));
+               return std::make_shared<page_locked_memory_pool>(page_locked_allocator(0), backend);
              return std::make_shared<page_locked_memory_pool>(
-                 alloc.cast<const page_locked_allocator &>());
+                 alloc.cast<const page_locked_allocator &>(), backend);
            }),
-           py::arg("allocator") = py::none())
+           py::arg("allocator") = py::none(), py::arg("backend") = py::none())
       .def("allocate", &page_locked_memory_pool::allocate, py::arg("shape"), py::arg("dtype"),
            py::arg("order") = "C",
            "An uninitialised ndarray in pooled page-locked memory; .base is a "

@@ -1,7 +1,7 @@
 // cuplug._core.allocators: the Python face of allocator backends (Allocator, statistics) and
 // allocators written in Python, registered by name as real backends.
-#include "driver/context.hpp"
 #include "bindings.hpp"
+#include "driver/context.hpp"
 #include "support/convert.hpp"
 
 #include <cuplug/allocator.hpp>
@@ -29,7 +29,6 @@ memory_kind kind_from_string(const std::string &s, const std::string &who) {
                         "'; expected 'device', 'managed', 'pinned_host' or 'host'");
 }
 
-
 PyObject *cuplug_memory_error = nullptr; // cuplug._core.MemoryError
 
 // The trampoline behind `class MyAllocator(cuplug.plugins.Allocator)`. The subclass defines
@@ -51,7 +50,7 @@ protected:
   }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     py::gil_scoped_acquire gil;
     py::function f = override_of("allocate");
     if (!f)
@@ -71,7 +70,7 @@ private:
     return to_size(result, (class_name() + ".allocate() result").c_str());
   }
 
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     py::gil_scoped_acquire gil;
     py::function f = override_of("deallocate");
     if (!f)
@@ -175,10 +174,10 @@ protected:
   std::size_t do_bytes_held() const override { return impl_->stats().bytes_held; }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     return impl_->allocate(bytes, stream);
   }
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     impl_->deallocate(ptr, bytes, stream);
   }
   memory_kind do_kind() const override { return impl_->kind(); }
