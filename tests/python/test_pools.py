@@ -295,7 +295,18 @@ def test_another_pool_backend_changes_what_the_pool_does(ctx):
     assert exact.held_blocks == 0
 
 
-def test_the_pool_backend_must_be_a_pool_over_an_upstream(ctx):
+@pytest.fixture
+def plugin_options():
+    """cuplug.config.set_options, undone after the test."""
+    import cuplug.config
+
+    state = cuplug.config.snapshot()
+    yield cuplug.config.set_options
+    cuplug.config.restore(state)
+
+
+def test_the_pool_backend_must_be_a_pool_over_an_upstream(ctx, plugin_options):
+    plugin_options("allocator", "limiting", {"limit": "1GiB"})
     with pytest.raises(drv.ConfigError, match="'limiting' is not a pool: it keeps no pool stat"):
         DMP(backend="limiting")
     with pytest.raises(drv.ConfigError, match="is not an allocator adaptor"):
@@ -303,6 +314,19 @@ def test_the_pool_backend_must_be_a_pool_over_an_upstream(ctx):
     with pytest.raises(drv.ConfigError, match="unknown allocator 'nosuch'"):
         DMP(backend="nosuch")
     assert DMP(backend="pool").allocate(10).size == 10
+
+
+def test_the_pool_backend_is_made_with_its_configured_options(ctx, plugin_options, capfd):
+    plugin_options("allocator", "pool", {"trace": True})
+    DMP().allocate(100).free()
+    assert "[pool] allocation of size 100 required new memory" in capfd.readouterr().out
+    # The upstream is the pool's own: a configured `upstream` option does not replace it.
+    plugin_options("allocator", "pool", {"upstream": "host"})
+    pool = DMP()
+    a = pool.allocate(1 << 20)
+    assert pool.stats()["bytes_in_use"] == 1 << 20
+    drv.memcpy_htod(a, np.zeros(1 << 18, np.float32))  # device memory, not host memory
+    a.free()
 
 
 def test_page_locked_pool_on_another_backend(ctx, fake):
