@@ -107,6 +107,29 @@ def test_pool_allocate_is_an_allocator_callable(ctx):
     assert pool.allocate(np.int64(64)).size == 64
 
 
+def test_allocate_takes_pycudas_arguments_and_names_bad_ones(ctx):
+    pool = DMP()
+    s = drv.Stream()
+    for a in (pool.allocate(size=64), pool.allocate(64, s), pool(size=64, stream=s)):
+        assert a.size == 64
+        a.free()
+    with pytest.raises(TypeError, match="missing required argument 'size'"):
+        pool.allocate()
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        pool.allocate(64, size=64)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nbytes'"):
+        pool.allocate(nbytes=64)
+    with pytest.raises(TypeError, match="takes \\(size, stream=None\\), got 3"):
+        pool.allocate(64, None, None)
+    with pytest.raises(TypeError):
+        DMP.allocate(object(), 64)  # not a pool
+    a = pool.allocate(64)
+    with pytest.raises(TypeError):
+        drv.PooledDeviceAllocation.free(object())
+    a.free()
+    s.synchronize()
+
+
 def test_pycuda_mempool_queue(ctx):
     # PyCUDA's test_mempool: a sliding queue of allocations, then stop_holding().
     pool = DMP()

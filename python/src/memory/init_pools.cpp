@@ -283,6 +283,92 @@ public:
   }
 };
 
+// ---- the hot path: allocate and free as METH_FASTCALL / METH_NOARGS methods ---------------------
+// pybind11's dispatcher (argument loaders, overload loop, the tuple CPython builds for it) costs
+// about as much as the pool itself; these entry points take the arguments as CPython passes them.
+
+PyTypeObject *device_memory_pool_type = nullptr;
+PyTypeObject *pooled_device_allocation_type = nullptr;
+
+// The C++ object behind `self`: straight from the instance for the exact class, through pybind11
+// for subclasses (DebugMemoryPool) and anything unexpected (which raises TypeError).
+template <class T> T &self_as(PyObject *self, PyTypeObject *type) {
+  if (Py_TYPE(self) == type) {
+    auto *inst = reinterpret_cast<py::detail::instance *>(self);
+    if (inst->simple_layout && inst->simple_value_holder[0] != nullptr)
+      return *static_cast<T *>(inst->simple_value_holder[0]);
+  }
+  return py::handle(self).cast<T &>();
+}
+
+// allocate(size, stream=None) and __call__, with PyCUDA's keyword names.
+PyObject *pool_allocate(PyObject *self, PyObject *const *args, Py_ssize_t nargsf,
+                        PyObject *kwnames) noexcept {
+  try {
+    device_memory_pool &pool = self_as<device_memory_pool>(self, device_memory_pool_type);
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *size = nargs >= 1 ? args[0] : nullptr;
+    PyObject *stream = nargs >= 2 ? args[1] : nullptr;
+    const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs > 2)
+      throw py::type_error("DeviceMemoryPool.allocate() takes (size, stream=None), got " +
+                           std::to_string(nargs) + " positional arguments");
+    for (Py_ssize_t i = 0; i < nkw; ++i) {
+      const std::string key = py::str(PyTuple_GET_ITEM(kwnames, i));
+      PyObject *&slot = key == "size" ? size : key == "stream" ? stream : size;
+      if (key != "size" && key != "stream")
+        throw py::type_error("DeviceMemoryPool.allocate() got an unexpected keyword argument '" +
+                             key + "'");
+      if (slot != nullptr)
+        throw py::type_error("DeviceMemoryPool.allocate() got multiple values for argument '" +
+                             key + "'");
+      slot = args[nargs + i];
+    }
+    if (size == nullptr)
+      throw py::type_error("DeviceMemoryPool.allocate() missing required argument 'size'");
+    std::shared_ptr<pooled_device_allocation> a =
+        pool.allocate(size, stream != nullptr ? py::handle(stream) : py::handle(Py_None));
+    return py::cast(std::move(a)).release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+// PooledDeviceAllocation.free(): PyCUDA's message when freed twice.
+PyObject *pooled_free(PyObject *self, PyObject *) noexcept {
+  try {
+    pooled_device_allocation &a =
+        self_as<pooled_device_allocation>(self, pooled_device_allocation_type);
+    if (a.freed())
+      throw cuda_error("pooled_device_allocation::free", CUDA_ERROR_INVALID_HANDLE);
+    a.free();
+    Py_RETURN_NONE;
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyMethodDef allocate_def = {
+    "allocate", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&pool_allocate)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "allocate($self, /, size, stream=None)\n--\n\nA PooledDeviceAllocation of `size` bytes, for "
+    "work on `stream`."};
+PyMethodDef call_def = {
+    "__call__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&pool_allocate)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "__call__($self, /, size, stream=None)\n--\n\nSame as allocate(): a pool is an allocator."};
+PyMethodDef free_def = {"free", &pooled_free, METH_NOARGS,
+                        "free($self, /)\n--\n\nGives the block back to the pool now."};
+
+void add_method(py::handle cls, PyMethodDef &def) {
+  PyObject *descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject *>(cls.ptr()), &def);
+  if (descr == nullptr)
+    throw py::error_already_set();
+  py::setattr(cls, def.ml_name, py::reinterpret_steal<py::object>(descr));
+}
+
 template <class Class, class Holder> void expose_memory_pool(py::class_<Class, Holder> &c) {
   c.def_property_readonly("held_blocks", [](const Class &p) { return p.counters().held_blocks; })
       .def_property_readonly("active_blocks",
@@ -327,26 +413,21 @@ void init_pools(py::module_ &m) {
       "bitlog2", [](py::handle n) { return pool::bitlog2(to_size(n, "bitlog2: n")); }, py::arg("n"),
       "floor(log2(n)); 0 for n = 0.");
 
-  py::class_<pooled_device_allocation, device_allocation,
-             std::shared_ptr<pooled_device_allocation>>(
-      m, "PooledDeviceAllocation",
-      "Device memory from a DeviceMemoryPool; a DeviceAllocation. free() or dropping it gives "
-      "the block back to the pool.")
-      .def("__len__", &pooled_device_allocation::size, "The requested size in bytes.")
-      .def("__repr__",
-           [](const pooled_device_allocation &a) {
-             if (a.freed())
-               return std::string("<PooledDeviceAllocation (freed)>");
-             char addr[32];
-             std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(a.ptr()));
-             return "<PooledDeviceAllocation " + std::string(addr) + ", " +
-                    std::to_string(a.size()) + " bytes>";
-           })
-      .def("free", [](pooled_device_allocation &a) {
+  py::class_<pooled_device_allocation, device_allocation, std::shared_ptr<pooled_device_allocation>>
+      pda(m, "PooledDeviceAllocation",
+          "Device memory from a DeviceMemoryPool; a DeviceAllocation. free() or dropping it gives "
+          "the block back to the pool.");
+  pda.def("__len__", &pooled_device_allocation::size, "The requested size in bytes.")
+      .def("__repr__", [](const pooled_device_allocation &a) {
         if (a.freed())
-          throw cuda_error("pooled_device_allocation::free", CUDA_ERROR_INVALID_HANDLE);
-        a.free();
+          return std::string("<PooledDeviceAllocation (freed)>");
+        char addr[32];
+        std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(a.ptr()));
+        return "<PooledDeviceAllocation " + std::string(addr) + ", " + std::to_string(a.size()) +
+               " bytes>";
       });
+  add_method(pda, free_def);
+  pooled_device_allocation_type = reinterpret_cast<PyTypeObject *>(pda.ptr());
 
   py::class_<device_memory_pool, std::shared_ptr<device_memory_pool>> dmp(
       m, "DeviceMemoryPool",
@@ -357,12 +438,10 @@ void init_pools(py::module_ &m) {
       "allocator plugin that takes an upstream and keeps pool statistics). Pass pool.allocate "
       "as an allocator= argument.");
   dmp.def(py::init<py::handle, py::handle>(), py::arg("upstream") = py::none(),
-          py::arg("backend") = py::none())
-      .def("allocate", &device_memory_pool::allocate, py::arg("size"),
-           py::arg("stream") = py::none(),
-           "A PooledDeviceAllocation of `size` bytes, for work on `stream`.")
-      .def("__call__", &device_memory_pool::allocate, py::arg("size"),
-           py::arg("stream") = py::none(), "Same as allocate(): a pool is an allocator.");
+          py::arg("backend") = py::none());
+  add_method(dmp, allocate_def);
+  add_method(dmp, call_def);
+  device_memory_pool_type = reinterpret_cast<PyTypeObject *>(dmp.ptr());
   expose_memory_pool(dmp);
 
   py::class_<page_locked_allocator, std::shared_ptr<page_locked_allocator>>(
