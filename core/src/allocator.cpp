@@ -9,17 +9,22 @@ namespace cuplug {
 
 const char *to_string(memory_kind kind) noexcept {
   switch (kind) {
-  case memory_kind::device: return "device";
-  case memory_kind::managed: return "managed";
-  case memory_kind::pinned_host: return "pinned_host";
-  case memory_kind::host: return "host";
+  case memory_kind::device:
+    return "device";
+  case memory_kind::managed:
+    return "managed";
+  case memory_kind::pinned_host:
+    return "pinned_host";
+  case memory_kind::host:
+    return "host";
   }
   return "unknown";
 }
 
-std::uintptr_t allocator::allocate(std::size_t bytes, CUstream stream) {
-  if (bytes == 0) return 0;
-  std::uintptr_t p = 0;
+device_ptr allocator::allocate(std::size_t bytes, CUstream stream) {
+  if (bytes == 0)
+    return 0;
+  device_ptr p = 0;
   try {
     p = do_allocate(bytes, stream);
   } catch (const std::bad_alloc &) {
@@ -43,8 +48,9 @@ std::uintptr_t allocator::allocate(std::size_t bytes, CUstream stream) {
   return p;
 }
 
-void allocator::deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) noexcept {
-  if (ptr == 0) return;
+void allocator::deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) noexcept {
+  if (ptr == 0)
+    return;
   ++deallocations_;
   in_use_.fetch_sub(bytes, std::memory_order_relaxed);
   try {
@@ -87,12 +93,57 @@ std::size_t allocator::trim(std::size_t keep_bytes) {
   }
 }
 
+std::optional<pool_stats> allocator::pool_statistics() const {
+  try {
+    return do_pool_statistics();
+  } catch (...) {
+    detail::rethrow_as_core_error(*this, "allocator", "pool_statistics");
+  }
+}
+
+void allocator::stop_holding() {
+  try {
+    do_stop_holding();
+  } catch (...) {
+    detail::rethrow_as_core_error(*this, "allocator", "stop_holding");
+  }
+}
+
+void allocator::set_trace(bool on) {
+  try {
+    do_set_trace(on);
+  } catch (...) {
+    detail::rethrow_as_core_error(*this, "allocator", "set_trace");
+  }
+}
+
+void allocator::set_out_of_memory_hook(out_of_memory_hook hook) {
+  try {
+    do_set_out_of_memory_hook(std::move(hook));
+  } catch (...) {
+    detail::rethrow_as_core_error(*this, "allocator", "set_out_of_memory_hook");
+  }
+}
+
 std::size_t allocator::do_free_held() {
   throw not_supported("allocator '" + backend_name() + "' holds no memory to free");
 }
 
 std::size_t allocator::do_trim(std::size_t) {
   throw not_supported("allocator '" + backend_name() + "' cannot trim");
+}
+
+void allocator::do_stop_holding() {
+  throw not_supported("allocator '" + backend_name() + "' is not a pool: it holds nothing to stop");
+}
+
+void allocator::do_set_trace(bool) {
+  throw not_supported("allocator '" + backend_name() + "' is not a pool: it has no trace");
+}
+
+void allocator::do_set_out_of_memory_hook(out_of_memory_hook) {
+  throw not_supported("allocator '" + backend_name() +
+                      "' is not a pool: it runs no out-of-memory hook");
 }
 
 } // namespace cuplug

@@ -1,4 +1,4 @@
-// Backend objects for the current selection, cached so the per-launch lookup costs two loads.
+// Backend objects for the current selection, cached so the per-launch lookup costs three loads.
 #include <cuplug/backends.hpp>
 #include <cuplug/config.hpp>
 #include <cuplug/errors.hpp>
@@ -26,9 +26,13 @@ struct backend_cache {
   // its memory and a compiler its state.
   std::map<object_key, plugin_ptr<plugin_object>> objects;
   std::map<plugin_kind, resolved> current;
-  // Bumped by reset_backends(); together with config::generation() it says whether a cached
-  // selection is still the one config would give.
+  // Bumped by reset_backends() and when the registry's table changed (below); together with
+  // config::generation() it says whether a cached selection is still the one config would give.
   std::atomic<unsigned long> epoch{1};
+  // The registry::generation() the objects were made under. The registry does not call back
+  // into this file when a name comes to mean another plugin: it bumps its generation, and the
+  // cache notices here.
+  unsigned long table = 0;
 };
 
 backend_cache &cache() {
@@ -36,6 +40,26 @@ backend_cache &cache() {
   // or a plugin's dependencies may already be gone.
   static backend_cache *const the_cache = new backend_cache();
   return *the_cache;
+}
+
+// Drops every cached object if the registry's table changed since they were made, as
+// reset_backends() does. The dropped objects are destroyed by the caller, outside the lock.
+void follow_registry(backend_cache &c, unsigned long table,
+                     std::map<object_key, plugin_ptr<plugin_object>> &dropped,
+                     std::map<plugin_kind, resolved> &dropped_current) {
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (c.table == table)
+    return;
+  c.table = table;
+  dropped.swap(c.objects);
+  dropped_current.swap(c.current);
+  c.epoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void follow_registry(backend_cache &c) {
+  std::map<object_key, plugin_ptr<plugin_object>> dropped;
+  std::map<plugin_kind, resolved> dropped_current;
+  follow_registry(c, registry::generation(), dropped, dropped_current);
 }
 
 // The slow path: resolves config::selected(kind) once per (generation, epoch) for the whole
@@ -68,21 +92,25 @@ plugin_ptr<plugin_object> resolve_current(plugin_kind kind, unsigned long genera
 }
 
 // The hot path: each thread keeps its own copy of the last answer per kind, so a repeated call
-// is two atomic loads, two compares and a reference-count increment, with no lock.
+// is three atomic loads, three compares and a reference-count increment, with no lock.
 template <class T> plugin_ptr<T> current(plugin_kind kind) {
   struct slot {
     unsigned long generation = 0;
     unsigned long epoch = 0;
+    unsigned long table = 0;
     plugin_ptr<T> object;
   };
   thread_local slot mine;
+  const unsigned long table = registry::generation();
   const unsigned long generation = config::instance().generation();
-  const unsigned long epoch = cache().epoch.load(std::memory_order_acquire);
-  if (mine.object && mine.generation == generation && mine.epoch == epoch)
+  unsigned long epoch = cache().epoch.load(std::memory_order_acquire);
+  if (mine.object && mine.generation == generation && mine.epoch == epoch && mine.table == table)
     return mine.object;
+  follow_registry(cache()); // may bump the epoch
+  epoch = cache().epoch.load(std::memory_order_acquire);
   // registry::create checked the object's dynamic type against the kind.
   plugin_ptr<T> object = std::static_pointer_cast<T>(resolve_current(kind, generation, epoch));
-  mine = slot{generation, epoch, object};
+  mine = slot{generation, epoch, table, object};
   return object;
 }
 
@@ -90,6 +118,7 @@ template <class T> plugin_ptr<T> current(plugin_kind kind) {
 
 plugin_ptr<plugin_object> backend(plugin_kind kind, const std::string &name) {
   backend_cache &c = cache();
+  follow_registry(c);
   options opts = config::instance().plugin_options(kind, name);
   object_key key{kind, name, opts.values()};
   unsigned long epoch;

@@ -1,6 +1,7 @@
-// The plugin registry: discovery order, the table of loaded backends, duplicates, create().
+// The plugin registry's table: which plugin or built-in answers to a (kind, name), precedence and
+// duplicates, create() and create_adaptor(). Where candidate files come from is
+// registry_discovery.cpp; whether a file may be trusted and how it is opened, plugin_loader.cpp.
 #include <cuplug/allocator.hpp>
-#include <cuplug/backends.hpp>
 #include <cuplug/compiler.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/interop.hpp>
@@ -9,22 +10,16 @@
 #include <cuplug/rng.hpp>
 
 #include "plugin_loader.hpp"
+#include "registry_discovery.hpp"
+#include "registry_upstream.hpp"
 
 #include <boost/core/demangle.hpp>
 
-#include <dlfcn.h>
-
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <typeinfo>
-
-// Whether a file may be trusted and how it is opened lives in plugin_loader.cpp; this file
-// decides which of the loaded plugins answers to a name.
 
 namespace fs = std::filesystem;
 
@@ -95,7 +90,34 @@ struct plugin_deleter {
 
 using entry_key = std::pair<plugin_kind, std::string>;
 
+// registry::generation(): a name came to mean another plugin. Not a member of the registry, so
+// reading it neither scans nor locks.
+std::atomic<unsigned long> table_generation{1};
+
+void name_replaced() { table_generation.fetch_add(1, std::memory_order_acq_rel); }
+
+// The offer of the creation running on this thread (see registry_upstream.hpp).
+thread_local detail::upstream_offer::slot *offered = nullptr;
+
 } // namespace
+
+namespace detail {
+
+upstream_offer::upstream_offer(plugin_ptr<allocator> object) noexcept
+    : mine_{std::move(object), false}, previous_(offered) {
+  offered = &mine_;
+}
+
+upstream_offer::~upstream_offer() { offered = previous_; }
+
+plugin_ptr<allocator> take_offered_upstream() noexcept {
+  if (offered == nullptr || !offered->object || offered->taken)
+    return nullptr;
+  offered->taken = true;
+  return std::move(offered->object);
+}
+
+} // namespace detail
 
 const char *to_string(plugin_candidate::state s) noexcept {
   switch (s) {
@@ -123,7 +145,6 @@ struct registry::impl {
   std::mutex scan_mutex;
 
   void ensure_scanned(registry &self);
-  void scan(registry &self);
 
   plugin_candidate &record(plugin_candidate c) {
     auto it = candidate_index.find(c.path);
@@ -145,10 +166,10 @@ struct registry::impl {
                winner + ", which takes precedence";
   }
 
-  std::vector<plugin_candidate> load_path(const std::string &path, const std::string &source,
-                                          bool &replaced);
-  plugin_candidate load_file(const fs::path &file, const std::string &source, bool &replaced);
+  plugin_candidate load_file(const fs::path &file, const std::string &source);
   std::string unknown_name_message(plugin_kind kind, const std::string &name) const;
+  plugin_ptr<plugin_object> create(plugin_kind kind, const std::string &name, const options &opts,
+                                   plugin_ptr<allocator> upstream);
 };
 
 registry::registry() : impl_(std::make_unique<impl>()) {}
@@ -174,7 +195,17 @@ void registry::impl::ensure_scanned(registry &self) {
     return;
   scanning_here = true;
   try {
-    scan(self);
+    for (const detail::search_entry &place : detail::default_search_path()) {
+      if (place.problem.empty()) {
+        self.load(place.path, place.source);
+        continue;
+      }
+      std::lock_guard<std::recursive_mutex> lock(mutex);
+      plugin_candidate c;
+      c.path = place.path;
+      c.reason = place.problem;
+      record(std::move(c));
+    }
   } catch (...) {
     // Every candidate records its own failure; nothing else here is expected to throw, and
     // discovery must never make instance() unusable.
@@ -183,99 +214,28 @@ void registry::impl::ensure_scanned(registry &self) {
   scanned.store(true, std::memory_order_release);
 }
 
-void registry::impl::scan(registry &self) {
-  if (const char *env = std::getenv("CUPLUG_PLUGIN_PATH")) {
-    std::stringstream entries(env);
-    std::string item;
-    while (std::getline(entries, item, ':')) {
-      if (item.empty())
-        continue;
-      if (!fs::path(item).is_absolute()) {
-        std::lock_guard<std::recursive_mutex> lock(mutex);
-        plugin_candidate c;
-        c.path = item;
-        c.reason = "CUPLUG_PLUGIN_PATH entry '" + item +
-                   "' is a relative path; only absolute paths are searched, so that what loads "
-                   "does not depend on the current directory: write it as an absolute path";
-        record(std::move(c));
-        continue;
-      }
-      self.load(item, "CUPLUG_PLUGIN_PATH");
-    }
-  }
-  const fs::path dir = fs::path(package_plugin_dir()).parent_path();
-  for (const fs::path &folder : {dir / "plugins", dir / "cuplug" / "plugins"}) {
-    std::error_code ec;
-    if (fs::is_directory(folder, ec))
-      self.load(folder.string(), "package");
-  }
-}
+std::string registry::package_plugin_dir() { return detail::package_plugin_dir(); }
 
-std::string registry::package_plugin_dir() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void *>(&registry::package_plugin_dir), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return "plugins";
-  const fs::path lib_dir = fs::absolute(info.dli_fname).parent_path();
-  // Build tree and wheel: <pkg>/libcuplug_core.so + <pkg>/plugins; CMake install:
-  // <prefix>/lib/libcuplug_core.so + <prefix>/lib/cuplug/plugins.
-  std::error_code ec;
-  if (!fs::is_directory(lib_dir / "plugins", ec) &&
-      fs::is_directory(lib_dir / "cuplug" / "plugins", ec))
-    return (lib_dir / "cuplug" / "plugins").string();
-  return (lib_dir / "plugins").string();
+unsigned long registry::generation() noexcept {
+  return table_generation.load(std::memory_order_acquire);
 }
 
 std::vector<plugin_candidate> registry::load(const std::string &path, const std::string &source) {
-  bool replaced = false;
-  std::vector<plugin_candidate> result;
-  {
-    std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
-    result = impl_->load_path(path, source, replaced);
-  }
-  // Cached backend objects may come from a plugin that was just superseded.
-  if (replaced)
-    reset_backends();
-  return result;
-}
-
-std::vector<plugin_candidate> registry::impl::load_path(const std::string &path,
-                                                        const std::string &source, bool &replaced) {
-  std::error_code ec;
-  const fs::path given = fs::absolute(path, ec).lexically_normal();
-  auto reject = [&](const std::string &why) {
+  const detail::candidate_files found = detail::find_candidates(path, source);
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  if (!found.problem.empty()) {
     plugin_candidate c;
-    c.path = path.empty() ? std::string("(empty path)") : given.string();
-    c.reason = why;
-    return std::vector<plugin_candidate>{record(std::move(c))};
-  };
-  const std::string origin =
-      source == "CUPLUG_PLUGIN_PATH" ? "CUPLUG_PLUGIN_PATH entry '" + path + "'" : "'" + path + "'";
-  if (path.empty())
-    return reject("empty plugin path: give a plugin file or a folder of lib*.so plugins");
-  if (ec || !fs::exists(given, ec))
-    return reject(origin + " does not exist: give a plugin file or a folder of lib*.so plugins");
-  if (!fs::is_directory(given, ec))
-    return {load_file(given, source, replaced)};
-
-  std::vector<fs::path> files;
-  for (fs::directory_iterator it(given, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() > 6 && name.compare(0, 3, "lib") == 0 &&
-        name.compare(name.size() - 3, 3, ".so") == 0 && !fs::is_directory(it->path()))
-      files.push_back(it->path());
+    c.path = path.empty() ? std::string("(empty path)") : found.given.string();
+    c.reason = found.problem;
+    return {impl_->record(std::move(c))};
   }
-  if (ec)
-    return reject("cannot list the folder " + given.string() + ": " + ec.message());
-  std::sort(files.begin(), files.end());
   std::vector<plugin_candidate> result;
-  for (const fs::path &f : files)
-    result.push_back(load_file(f, source, replaced));
+  for (const fs::path &f : found.files)
+    result.push_back(impl_->load_file(f, source));
   return result;
 }
 
-plugin_candidate registry::impl::load_file(const fs::path &file, const std::string &source,
-                                           bool &replaced) {
+plugin_candidate registry::impl::load_file(const fs::path &file, const std::string &source) {
   plugin_candidate c;
   c.path = file.string();
   auto reject = [&](std::string why) -> plugin_candidate {
@@ -332,7 +292,7 @@ plugin_candidate registry::impl::load_file(const fs::path &file, const std::stri
   e->library = loaded.library;
   if (previous) {
     supersede(*previous, c.path + " (" + source + ")");
-    replaced = true;
+    name_replaced(); // cached backend objects may come from the plugin just superseded
   }
   entries[key] = std::move(e);
   loaded_files[real.string()] = c.path;
@@ -403,18 +363,36 @@ std::string registry::impl::unknown_name_message(plugin_kind kind, const std::st
 
 plugin_ptr<plugin_object> registry::create(plugin_kind kind, const std::string &name,
                                            const options &opts) {
+  return impl_->create(kind, name, opts, nullptr);
+}
+
+plugin_ptr<allocator> registry::create_adaptor(const std::string &name, const options &opts,
+                                               plugin_ptr<allocator> upstream) {
+  if (!upstream)
+    throw config_error("allocator '" + name + "': create_adaptor needs an upstream allocator");
+  return std::static_pointer_cast<allocator>(
+      impl_->create(plugin_kind::allocator, name, opts, std::move(upstream)));
+}
+
+plugin_ptr<plugin_object> registry::impl::create(plugin_kind kind, const std::string &name,
+                                                 const options &opts,
+                                                 plugin_ptr<allocator> upstream) {
   std::shared_ptr<const entry> e;
   {
-    std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
-    auto it = impl_->entries.find({kind, name});
-    if (it == impl_->entries.end())
-      throw config_error(impl_->unknown_name_message(kind, name));
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    auto it = entries.find({kind, name});
+    if (it == entries.end())
+      throw config_error(unknown_name_message(kind, name));
     e = it->second;
   }
   // A fresh copy, so the options the plugin reads are tracked for this creation alone.
   options local(opts.values(), opts.distrusted());
   const std::string failed = e->label() + " failed to create its " + to_string(kind) + ": ";
   plugin_object *raw = nullptr;
+  // Installed for plain creations too (empty), so that nothing created inside this factory can
+  // take an upstream offered to an outer creation.
+  const bool adaptor_wanted = static_cast<bool>(upstream);
+  detail::upstream_offer offer(std::move(upstream));
   try {
     raw = e->library ? e->library->create()(local) : e->builtin(local);
   } catch (const cuda_error &) {
@@ -443,6 +421,10 @@ plugin_ptr<plugin_object> registry::create(plugin_kind kind, const std::string &
                        (accepted.empty() ? std::string("it accepts no options")
                                          : "it accepts: " + join(accepted)));
   }
+  if (adaptor_wanted && !offer.taken())
+    throw config_error(e->label() +
+                       " is not an allocator adaptor: it never asked for an upstream "
+                       "allocator (pool::make_upstream), so it cannot be created over one");
   raw->set_backend_name(name);
   return object;
 }
@@ -462,19 +444,14 @@ void registry::add_builtin(plugin_kind kind, const std::string &name,
   e->info = plugin_info{name, kind, "", description, "", CUPLUG_ABI_TAG, "builtin"};
   e->rank = source_rank("builtin");
   e->builtin = std::move(make);
-  bool replaced = false;
-  {
-    std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
-    // A later registration of the same name replaces the earlier one (re-running a notebook
-    // cell that defines an allocator must not fail).
-    if (auto it = impl_->entries.find({kind, name}); it != impl_->entries.end()) {
-      impl_->supersede(*it->second, "a built-in registered at run time");
-      replaced = true;
-    }
-    impl_->entries[{kind, name}] = std::move(e);
+  std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
+  // A later registration of the same name replaces the earlier one (re-running a notebook cell
+  // that defines an allocator must not fail).
+  if (auto it = impl_->entries.find({kind, name}); it != impl_->entries.end()) {
+    impl_->supersede(*it->second, "a built-in registered at run time");
+    name_replaced();
   }
-  if (replaced)
-    reset_backends();
+  impl_->entries[{kind, name}] = std::move(e);
 }
 
 } // namespace cuplug

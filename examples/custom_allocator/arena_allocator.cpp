@@ -1,10 +1,9 @@
 // An out-of-tree cuplug allocator plugin: bump allocation in one large slab, with its own stats.
 #include <cuplug/allocator.hpp>
-#include <cuplug/config.hpp>
 #include <cuplug/driver_api.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/plugin.hpp>
-#include <cuplug/registry.hpp>
+#include <cuplug/pool/make_upstream.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -13,21 +12,23 @@
 
 namespace arena {
 
-// Hands out pieces of one slab front to back, 256-byte aligned (as cuMemAlloc). Pieces are not
-// reused one by one: when the last live piece is freed the whole slab is free again. That suits
-// work done in phases (allocate a batch, use it, free it all) and costs a lock and an addition
-// per allocation.
+// Hands out pieces of one slab front to back, aligned as the allocator interface promises
+// (cuplug::allocation_alignment: 256 bytes, as cuMemAlloc). Pieces are not reused one by one:
+// when the last live piece is freed the whole slab is free again. That suits work done in phases
+// (allocate a batch, use it, free it all) and costs a lock and an addition per allocation.
 //
 // Options:
 //   slab_size  bytes of the slab, taken from the upstream at the first allocation (default 256MiB)
-//   upstream   the allocator backend the slab comes from (default "device")
+//   upstream   the allocator backend the slab comes from (default "device"), read by the SDK's
+//              make_upstream, which also guards against cycles and lets the registry create an
+//              arena over an allocator object (registry::create_adaptor)
 //   report     print the arena's own statistics to stderr when it is destroyed (default false)
 class arena_allocator final : public cuplug::allocator {
 public:
   explicit arena_allocator(const cuplug::options &opts)
       : slab_size_(opts.get_bytes("slab_size", std::size_t{256} << 20)),
         report_(opts.get_bool("report", false)),
-        upstream_(make_upstream(opts.get_string("upstream", "device"))) {
+        upstream_(cuplug::pool::make_upstream(opts, "arena")) {
     if (slab_size_ == 0)
       throw cuplug::config_error("allocator 'arena': option 'slab_size' must be at least 1 byte");
   }
@@ -50,16 +51,9 @@ protected:
   }
 
 private:
-  static constexpr std::size_t alignment = 256;
+  static constexpr std::size_t alignment = cuplug::allocation_alignment;
 
-  static cuplug::plugin_ptr<cuplug::allocator> make_upstream(const std::string &name) {
-    // The upstream's own options come from the configuration, as for any backend.
-    return cuplug::registry::instance().create<cuplug::allocator>(
-        cuplug::plugin_kind::allocator, name,
-        cuplug::config::instance().plugin_options(cuplug::plugin_kind::allocator, name));
-  }
-
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  cuplug::device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::size_t rounded = (bytes + alignment - 1) & ~(alignment - 1);
     if (bytes > slab_size_ || rounded > slab_size_ - offset_) {
@@ -75,7 +69,7 @@ private:
       // The slab was last used by work on another stream: wait for it before handing it out
       // again. Rare (once per phase), so simplicity wins over an event.
       CUPLUG_CALL(cuCtxSynchronize, nullptr);
-    const std::uintptr_t p = slab_ + offset_;
+    const cuplug::device_ptr p = slab_ + offset_;
     offset_ += rounded;
     high_water_ = std::max(high_water_, offset_);
     ++live_;
@@ -83,7 +77,7 @@ private:
     return p;
   }
 
-  void do_deallocate(std::uintptr_t, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(cuplug::device_ptr, std::size_t bytes, CUstream stream) override {
     std::lock_guard<std::mutex> lock(mutex_);
     last_stream_ = stream;
     live_bytes_ -= bytes;
@@ -113,7 +107,7 @@ private:
   const bool report_;
   cuplug::plugin_ptr<cuplug::allocator> upstream_;
   mutable std::mutex mutex_;
-  std::uintptr_t slab_ = 0;
+  cuplug::device_ptr slab_ = 0;
   std::size_t offset_ = 0;
   std::size_t live_ = 0;       // blocks handed out and not yet freed
   std::size_t live_bytes_ = 0; // their requested bytes

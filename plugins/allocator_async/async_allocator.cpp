@@ -70,7 +70,7 @@ private:
     return which == "own";
   }
 
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     CUdevice device = 0;
     CUPLUG_CALL(cuCtxGetDevice, &device, nullptr);
     CUmemoryPool pool = pool_for(device);
@@ -91,11 +91,11 @@ private:
                             0);
     }
     check(r, "cuMemAllocFromPoolAsync");
-    return static_cast<std::uintptr_t>(p);
+    return p;
   }
 
-  void do_deallocate(std::uintptr_t ptr, std::size_t, CUstream stream) override {
-    CUPLUG_CALL(cuMemFreeAsync, static_cast<CUdeviceptr>(ptr), stream);
+  void do_deallocate(device_ptr ptr, std::size_t, CUstream stream) override {
+    CUPLUG_CALL(cuMemFreeAsync, ptr, stream);
   }
 
   memory_kind do_kind() const override { return memory_kind::device; }

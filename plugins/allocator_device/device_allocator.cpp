@@ -8,7 +8,7 @@ namespace cuplug::plugins {
 
 device_allocator::device_allocator(const options &) {}
 
-std::uintptr_t device_allocator::do_allocate(std::size_t bytes, CUstream) {
+device_ptr device_allocator::do_allocate(std::size_t bytes, CUstream) {
   const driver_api &d = driver();
   CUdeviceptr ptr = 0;
   const CUresult result = detail::entry(d.cuMemAlloc, "cuMemAlloc")(&ptr, bytes);
@@ -21,11 +21,11 @@ std::uintptr_t device_allocator::do_allocate(std::size_t bytes, CUstream) {
     throw out_of_memory("cuMemAlloc", bytes, stats().bytes_in_use, 0, total_bytes, extra);
   }
   check(result, "cuMemAlloc");
-  return static_cast<std::uintptr_t>(ptr);
+  return ptr;
 }
 
-void device_allocator::do_deallocate(std::uintptr_t ptr, std::size_t, CUstream) {
-  CUPLUG_CALL(cuMemFree, static_cast<CUdeviceptr>(ptr));
+void device_allocator::do_deallocate(device_ptr ptr, std::size_t, CUstream) {
+  CUPLUG_CALL(cuMemFree, ptr);
 }
 
 } // namespace cuplug::plugins

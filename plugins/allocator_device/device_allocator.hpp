@@ -13,8 +13,8 @@ public:
   explicit device_allocator(const options &opts);
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override;
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override;
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override;
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override;
   memory_kind do_kind() const override { return memory_kind::device; }
 };
 

@@ -19,24 +19,26 @@ namespace {
 // MAP_NORESERVE, so they take address space and no memory until touched: a test can allocate
 // more than the machine has (sizes > 4 GiB on a small CI box) as long as it does not write it
 // all. Streams mean nothing here: memory is usable and released at once. Options: `alignment`
-// (power of two, 8 to the page size; default 256, like cuMemAlloc) and `map_threshold` (default
-// 1 MiB).
+// (power of two from allocation_alignment, 256 like cuMemAlloc, to the page size; default 256) and
+// `map_threshold` (default 1 MiB).
 class host_allocator final : public allocator {
 public:
   explicit host_allocator(const options &opts)
-      : alignment_(opts.get_bytes("alignment", 256)),
+      : alignment_(opts.get_bytes("alignment", allocation_alignment)),
         map_threshold_(opts.get_bytes("map_threshold", std::size_t{1} << 20)) {
     const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    if (alignment_ < sizeof(void *) || alignment_ > page || (alignment_ & (alignment_ - 1)) != 0)
+    // Below allocation_alignment the interface's promise would not hold.
+    if (alignment_ < allocation_alignment || alignment_ > page ||
+        (alignment_ & (alignment_ - 1)) != 0)
       throw config_error("allocator 'host': option 'alignment' is " + std::to_string(alignment_) +
-                         ", expected a power of two from " + std::to_string(sizeof(void *)) +
+                         ", expected a power of two from " + std::to_string(allocation_alignment) +
                          " to the page size " + std::to_string(page));
     if (map_threshold_ == 0)
       throw config_error("allocator 'host': option 'map_threshold' must be at least 1 byte");
   }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream) override {
     void *p = nullptr;
     if (bytes >= map_threshold_) {
       p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -49,10 +51,10 @@ private:
       if (p == nullptr)
         fail("aligned_alloc", bytes, ENOMEM);
     }
-    return reinterpret_cast<std::uintptr_t>(p);
+    return reinterpret_cast<device_ptr>(p);
   }
 
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream) override {
     void *p = reinterpret_cast<void *>(ptr);
     if (bytes >= map_threshold_) {
       if (munmap(p, bytes) != 0)

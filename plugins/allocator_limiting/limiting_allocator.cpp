@@ -1,10 +1,9 @@
 // The "limiting" allocator: an adaptor that caps the bytes in use through it.
-#include "../allocator_pool/make_upstream.hpp"
-
 #include <cuplug/allocator.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/options.hpp>
 #include <cuplug/plugin.hpp>
+#include <cuplug/pool/make_upstream.hpp>
 
 #include <atomic>
 #include <string>
@@ -26,14 +25,13 @@ std::size_t required_limit(const options &opts) {
 class limiting_allocator final : public allocator {
 public:
   explicit limiting_allocator(const options &opts)
-      : limit_(required_limit(opts)),
-        upstream_(pool::make_upstream(opts.get_string("upstream", "device"), "limiting")) {}
+      : limit_(required_limit(opts)), upstream_(pool::make_upstream(opts, "limiting")) {}
 
 protected:
   std::size_t do_bytes_held() const override { return upstream_->stats().bytes_held; }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     std::size_t used = used_.load(std::memory_order_relaxed);
     do {
       if (bytes > limit_ || used > limit_ - bytes)
@@ -48,7 +46,7 @@ private:
     }
   }
 
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     upstream_->deallocate(ptr, bytes, stream);
     used_.fetch_sub(bytes, std::memory_order_relaxed);
   }

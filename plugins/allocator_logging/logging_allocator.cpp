@@ -1,10 +1,9 @@
 // The "logging" allocator: an adaptor that writes every event to a replayable log.
-#include "../allocator_pool/make_upstream.hpp"
-
 #include <cuplug/allocator.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/options.hpp>
 #include <cuplug/plugin.hpp>
+#include <cuplug/pool/make_upstream.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -80,7 +79,7 @@ class logging_allocator final : public allocator {
 public:
   explicit logging_allocator(const options &opts)
       : path_(required_path(opts)), flush_(opts.get_bool("flush", true)),
-        upstream_(pool::make_upstream(opts.get_string("upstream", "device"), "logging")) {
+        upstream_(pool::make_upstream(opts, "logging")) {
     if (path_ == "-") {
       file_ = stderr;
     } else {
@@ -141,8 +140,8 @@ protected:
 private:
   friend struct live_logs;
 
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
-    std::uintptr_t p = 0;
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
+    device_ptr p = 0;
     try {
       p = upstream_->allocate(bytes, stream);
     } catch (...) {
@@ -153,7 +152,7 @@ private:
     return p;
   }
 
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     log("deallocate", ptr, bytes, stream);
     upstream_->deallocate(ptr, bytes, stream);
   }
@@ -170,7 +169,7 @@ private:
     return upstream_->trim(keep_bytes);
   }
 
-  void log(const char *event, std::uintptr_t ptr, std::size_t bytes, CUstream stream) noexcept {
+  void log(const char *event, device_ptr ptr, std::size_t bytes, CUstream stream) noexcept {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now() - start_)
                         .count();
@@ -178,8 +177,9 @@ private:
     char line[160];
     std::lock_guard<std::mutex> lock(mutex_);
     const int n = std::snprintf(line, sizeof line,
-                                "%" PRIu64 " %lld %u %s 0x%" PRIxPTR " %zu 0x%" PRIxPTR "\n",
-                                ++seq_, static_cast<long long>(ns), thread, event, ptr, bytes,
+                                "%" PRIu64 " %lld %u %s 0x%llx %zu 0x%" PRIxPTR "\n", ++seq_,
+                                static_cast<long long>(ns), thread, event,
+                                static_cast<unsigned long long>(ptr), bytes,
                                 reinterpret_cast<std::uintptr_t>(stream));
     try {
       if (missing_ != 0 && !gap_queued_)

@@ -30,18 +30,18 @@ public:
   explicit managed_allocator(const options &opts) : flag_(attach_flag(opts)) {}
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream) override {
     CUdeviceptr p = 0;
     const CUresult r =
         detail::entry(driver().cuMemAllocManaged, "cuMemAllocManaged")(&p, bytes, flag_);
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
       throw out_of_memory("cuMemAllocManaged", bytes, stats().bytes_in_use, 0, 0);
     check(r, "cuMemAllocManaged");
-    return static_cast<std::uintptr_t>(p);
+    return p;
   }
 
-  void do_deallocate(std::uintptr_t ptr, std::size_t, CUstream) override {
-    CUPLUG_CALL(cuMemFree, static_cast<CUdeviceptr>(ptr));
+  void do_deallocate(device_ptr ptr, std::size_t, CUstream) override {
+    CUPLUG_CALL(cuMemFree, ptr);
   }
 
   memory_kind do_kind() const override { return memory_kind::managed; }

@@ -1,52 +1,24 @@
 // The "pinned" allocator: page-locked host memory from cuMemHostAlloc, plain or pooled.
-#include "../allocator_pool/block_pool.hpp"
-#include "../allocator_pool/cuda_event_fences.hpp"
-
 #include <cuplug/allocator.hpp>
-#include <cuplug/driver_api.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/options.hpp>
 #include <cuplug/plugin.hpp>
+#include <cuplug/pool/block_pool.hpp>
+#include <cuplug/pool/cuda_event_fences.hpp>
+#include <cuplug/pool/page_locked_memory.hpp>
 
 #include <cuda.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace cuplug::plugins {
 namespace {
 
-// cuMemHostAlloc / cuMemFreeHost with fixed flags.
-class page_locked_memory final : public allocator {
-public:
-  explicit page_locked_memory(unsigned flags) : flags_(flags) {}
-
-private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream) override {
-    void *p = nullptr;
-    const CUresult r = detail::entry(driver().cuMemHostAlloc, "cuMemHostAlloc")(&p, bytes, flags_);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY)
-      throw out_of_memory("cuMemHostAlloc", bytes, stats().bytes_in_use, 0, 0);
-    check(r, "cuMemHostAlloc");
-    return reinterpret_cast<std::uintptr_t>(p);
-  }
-  void do_deallocate(std::uintptr_t ptr, std::size_t, CUstream) override {
-    CUPLUG_CALL(cuMemFreeHost, reinterpret_cast<void *>(ptr));
-  }
-  memory_kind do_kind() const override { return memory_kind::pinned_host; }
-
-  const unsigned flags_;
-};
-
-unsigned host_alloc_flags(const options &opts) {
-  const long long raw = opts.get_int("flags", 0);
-  constexpr long long known =
-      CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
-  if (raw < 0 || (raw & ~known) != 0)
-    throw config_error("allocator 'pinned': option 'flags' is " + std::to_string(raw) +
-                       ", expected a combination of CU_MEMHOSTALLOC_PORTABLE (1), DEVICEMAP (2) "
-                       "and WRITECOMBINED (4)");
-  auto flags = static_cast<unsigned>(raw);
+unsigned flags_option(const options &opts) {
+  auto flags =
+      pool::host_alloc_flags(opts.get_int("flags", 0), "allocator 'pinned': option 'flags'");
   if (opts.get_bool("portable", false))
     flags |= CU_MEMHOSTALLOC_PORTABLE;
   if (opts.get_bool("devicemap", false))
@@ -57,14 +29,14 @@ unsigned host_alloc_flags(const options &opts) {
 }
 
 // Options: `flags` (cuMemHostAlloc flags, default 0) or the booleans `portable`, `devicemap`,
-// `writecombined`; `pooled` (bool, default false) caches freed blocks with the pool's algorithm
-// (PyCUDA's PageLockedMemoryPool). Pooled blocks follow the pool's stream order for device work
-// on them; host code that writes a block it took must first wait for the work that used it
-// before it was freed, as with any pinned buffer.
+// `writecombined`; `pooled` (bool, default false) caches freed blocks with the pool kit's
+// block_pool (PyCUDA's PageLockedMemoryPool), and makes this allocator a pool. Pooled blocks
+// follow the pool's stream order for device work on them; host code that writes a block it took
+// must first wait for the work that used it before it was freed, as with any pinned buffer.
 class pinned_allocator final : public allocator {
 public:
   explicit pinned_allocator(const options &opts)
-      : memory_(std::make_shared<page_locked_memory>(host_alloc_flags(opts))) {
+      : memory_(std::make_shared<pool::page_locked_memory>(flags_option(opts))) {
     memory_->set_backend_name("pinned");
     if (opts.get_bool("pooled", false))
       pool_ =
@@ -75,10 +47,10 @@ protected:
   std::size_t do_bytes_held() const override { return pool_ ? pool_->counters().held_bytes : 0; }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     return pool_ ? pool_->allocate(bytes, stream) : memory_->allocate(bytes, stream);
   }
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     if (pool_)
       pool_->deallocate(ptr, bytes, stream);
     else
@@ -86,19 +58,30 @@ private:
   }
   memory_kind do_kind() const override { return memory_kind::pinned_host; }
   bool do_can_free_held() const override { return pool_ != nullptr; }
-  std::size_t do_free_held() override {
-    if (!pool_)
-      throw not_supported("allocator 'pinned' holds no memory to free (it is not pooled; "
-                          "set option pooled=true for a pool)");
-    return pool_->free_held();
-  }
+  std::size_t do_free_held() override { return pooled("holds no memory to free").free_held(); }
   std::size_t do_trim(std::size_t keep_bytes) override {
+    return pooled("cannot trim").trim(keep_bytes);
+  }
+  std::optional<pool_stats> do_pool_statistics() const override {
     if (!pool_)
-      throw not_supported("allocator 'pinned' cannot trim: it is not pooled");
-    return pool_->trim(keep_bytes);
+      return std::nullopt;
+    return pool_->counters();
+  }
+  void do_stop_holding() override { pooled("holds nothing to stop").stop_holding(); }
+  void do_set_trace(bool on) override { pooled("has no trace").set_trace(on); }
+  void do_set_out_of_memory_hook(out_of_memory_hook hook) override {
+    pooled("runs no out-of-memory hook").set_out_of_memory_hook(std::move(hook));
   }
 
-  std::shared_ptr<page_locked_memory> memory_;
+  // The pool, or not_supported "allocator 'pinned' <what> (it is not pooled; ...)".
+  pool::block_pool &pooled(const char *what) const {
+    if (!pool_)
+      throw not_supported(std::string("allocator 'pinned' ") + what +
+                          ": it is not pooled; set option pooled=true for a pool");
+    return *pool_;
+  }
+
+  std::shared_ptr<pool::page_locked_memory> memory_;
   std::unique_ptr<pool::block_pool> pool_;
 };
 

@@ -1,59 +1,48 @@
-// The "pool" allocator: a caching pool with size bins over an upstream allocator.
+// The "pool" allocator: the pool kit's block_pool behind the allocator interface.
 #pragma once
-
-#include "block_pool.hpp"
-#include "cuda_event_fences.hpp"
 
 #include <cuplug/allocator.hpp>
 #include <cuplug/options.hpp>
+#include <cuplug/pool/block_pool.hpp>
 
-#include <memory>
+#include <optional>
 
-namespace cuplug {
+namespace cuplug::plugins {
 
-// block_pool behind the allocator interface (PyCUDA's DeviceMemoryPool, stream-aware). Options
-// of the plugin: `upstream` (backend name, default "device"), `trace` (bool: print "[pool]"
-// lines). The other constructor is for code that brings its own upstream (the Python pools).
+// PyCUDA's DeviceMemoryPool algorithm (core/include/cuplug/pool/block_pool.hpp), stream-aware,
+// over any upstream allocator, with CUDA-event fences unless the upstream is plain host memory.
+// Options: `upstream` (backend name, default "device"; when the registry creates it over an
+// allocator object, that object), `trace` (bool: print "[pool]" lines). A pool in every sense of
+// the allocator interface: pool_statistics, stop_holding, set_trace, the out-of-memory hook.
 class pool_allocator final : public allocator {
 public:
   explicit pool_allocator(const options &opts);
-  // Fences follow the upstream's memory kind: CUDA events unless it is plain host memory.
-  explicit pool_allocator(plugin_ptr<allocator> upstream)
-      : pool_(upstream, fences_for(kind_of(upstream))), kind_(upstream->kind()) {}
-
-  pool::block_pool &blocks() noexcept { return pool_; }
-  const pool::block_pool &blocks() const noexcept { return pool_; }
-
-  static std::shared_ptr<pool::stream_fences> fences_for(memory_kind kind) {
-    if (kind == memory_kind::host)
-      return std::make_shared<pool::unordered_fences>();
-    return std::make_shared<pool::cuda_event_fences>();
-  }
-
-private:
-  static memory_kind kind_of(const plugin_ptr<allocator> &upstream) {
-    if (!upstream)
-      throw std::invalid_argument("pool_allocator: no upstream allocator given");
-    return upstream->kind();
-  }
 
 protected:
   std::size_t do_bytes_held() const override { return pool_.counters().held_bytes; }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  explicit pool_allocator(plugin_ptr<allocator> upstream);
+
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     return pool_.allocate(bytes, stream);
   }
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     pool_.deallocate(ptr, bytes, stream);
   }
   memory_kind do_kind() const override { return kind_; }
   bool do_can_free_held() const override { return true; }
   std::size_t do_free_held() override { return pool_.free_held(); }
   std::size_t do_trim(std::size_t keep_bytes) override { return pool_.trim(keep_bytes); }
+  std::optional<pool_stats> do_pool_statistics() const override { return pool_.counters(); }
+  void do_stop_holding() override { pool_.stop_holding(); }
+  void do_set_trace(bool on) override { pool_.set_trace(on); }
+  void do_set_out_of_memory_hook(out_of_memory_hook hook) override {
+    pool_.set_out_of_memory_hook(std::move(hook));
+  }
 
+  const memory_kind kind_;
   pool::block_pool pool_;
-  memory_kind kind_;
 };
 
-} // namespace cuplug
+} // namespace cuplug::plugins

@@ -1,7 +1,9 @@
 """PyCUDA's memory pools: DeviceMemoryPool, PageLockedMemoryPool and the pooled allocations
-(spec §1.12, §13.5), built on the pool plugin's algorithm."""
+(spec §1.12, §13.5): allocators of a pool backend ("pool", the pool kit's algorithm, unless
+another is named) created through the registry over the pool's upstream."""
 
 import gc
+import os
 import random
 
 import numpy as np
@@ -103,6 +105,29 @@ def test_pool_allocate_is_an_allocator_callable(ctx):
     with pytest.raises(TypeError, match="must be an integer"):
         pool.allocate(1.5)
     assert pool.allocate(np.int64(64)).size == 64
+
+
+def test_allocate_takes_pycudas_arguments_and_names_bad_ones(ctx):
+    pool = DMP()
+    s = drv.Stream()
+    for a in (pool.allocate(size=64), pool.allocate(64, s), pool(size=64, stream=s)):
+        assert a.size == 64
+        a.free()
+    with pytest.raises(TypeError, match="missing required argument 'size'"):
+        pool.allocate()
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        pool.allocate(64, size=64)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nbytes'"):
+        pool.allocate(nbytes=64)
+    with pytest.raises(TypeError, match="takes \\(size, stream=None\\), got 3"):
+        pool.allocate(64, None, None)
+    with pytest.raises(TypeError):
+        DMP.allocate(object(), 64)  # not a pool
+    a = pool.allocate(64)
+    with pytest.raises(TypeError):
+        drv.PooledDeviceAllocation.free(object())
+    a.free()
+    s.synchronize()
 
 
 def test_pycuda_mempool_queue(ctx):
@@ -251,6 +276,94 @@ def test_pool_over_a_named_upstream(ctx):
         DMP(upstream=3)
 
 
+def exact_pool_plugin():
+    """The test pool plugin of tests/cpp/pool ("exact_pool": reuses a block only for a request
+    of exactly its size), loaded once."""
+    build = os.environ.get("CUPLUG_BUILD_DIR")
+    path = os.path.join(build or "", "tests", "pool_plugins", "libexact_pool.so")
+    if not build or not os.path.exists(path):
+        pytest.skip(f"test plugin {path} not built (set CUPLUG_BUILD_DIR to the build folder)")
+    import cuplug.plugins
+
+    cuplug.plugins.load(path)
+    return "exact_pool"
+
+
+def test_another_pool_backend_changes_what_the_pool_does(ctx):
+    kit = DMP()
+    a = kit.allocate(1000)
+    address = int(a)
+    a.free()
+    b = kit.allocate(1010)  # the kit's size classes: the same block
+    assert int(b) == address
+    b.free()
+
+    exact = DMP(backend=exact_pool_plugin())
+    a = exact.allocate(1000)
+    address = int(a)
+    a.free()
+    assert (exact.held_blocks, exact.active_blocks) == (1, 0)  # the plugin's own counters
+    b = exact.allocate(1010)  # no size classes: a new block
+    assert int(b) != address
+    assert (exact.held_blocks, exact.active_blocks, exact.active_bytes) == (1, 1, 1010)
+    c = exact.allocate(1000)  # exactly the size freed: reused
+    assert int(c) == address
+    assert isinstance(c, drv.PooledDeviceAllocation)
+    b.free()
+    c.free()
+    assert exact.free_held() == 2010
+    assert exact.managed_bytes == 0
+    exact.stop_holding()
+    exact.allocate(64).free()
+    assert exact.held_blocks == 0
+
+
+@pytest.fixture
+def plugin_options():
+    """cuplug.config.set_options, undone after the test."""
+    import cuplug.config
+
+    state = cuplug.config.snapshot()
+    yield cuplug.config.set_options
+    cuplug.config.restore(state)
+
+
+def test_the_pool_backend_must_be_a_pool_over_an_upstream(ctx, plugin_options):
+    plugin_options("allocator", "limiting", {"limit": "1GiB"})
+    with pytest.raises(drv.ConfigError, match="'limiting' is not a pool: it keeps no pool stat"):
+        DMP(backend="limiting")
+    with pytest.raises(drv.ConfigError, match="is not an allocator adaptor"):
+        DMP(backend="device")
+    with pytest.raises(drv.ConfigError, match="unknown allocator 'nosuch'"):
+        DMP(backend="nosuch")
+    assert DMP(backend="pool").allocate(10).size == 10
+
+
+def test_the_pool_backend_is_made_with_its_configured_options(ctx, plugin_options, capfd):
+    plugin_options("allocator", "pool", {"trace": True})
+    DMP().allocate(100).free()
+    assert "[pool] allocation of size 100 required new memory" in capfd.readouterr().out
+    # The upstream is the pool's own: a configured `upstream` option does not replace it.
+    plugin_options("allocator", "pool", {"upstream": "host"})
+    pool = DMP()
+    a = pool.allocate(1 << 20)
+    assert pool.stats()["bytes_in_use"] == 1 << 20
+    drv.memcpy_htod(a, np.zeros(1 << 18, np.float32))  # device memory, not host memory
+    a.free()
+
+
+def test_page_locked_pool_on_another_backend(ctx, fake):
+    pool = drv.PageLockedMemoryPool(backend=exact_pool_plugin())
+    before = fake.live_host_allocations()
+    a = pool.allocate((10,), np.float64)
+    address = a.ctypes.data
+    del a
+    assert pool.held_blocks == 1
+    assert pool.allocate((80,), np.uint8).ctypes.data == address  # 80 bytes: exactly the same
+    pool.stop_holding()
+    assert fake.live_host_allocations() == before
+
+
 def test_debug_memory_pool_reports(ctx):
     import io
 
@@ -311,5 +424,5 @@ def test_page_locked_allocator_flags(ctx, fake):
     del a
     pool.stop_holding()
     assert fake.live_host_allocations() == before
-    with pytest.raises(drv.ConfigError, match="flags"):
+    with pytest.raises(drv.ConfigError, match="PageLockedAllocator: flags is 64, expected"):
         drv.PageLockedAllocator(64)

@@ -18,11 +18,11 @@
 //     that is not installed; that default is then shown as unavailable, with the reason.
 // tests/CMakeLists.txt reads the names from this table too (the variables tests clear).
 #define CUPLUG_PLUGIN_KINDS(X)                                                                     \
-  X(allocator, 1, 1, "device")                                                                     \
-  X(compiler, 2, 1, "nvrtc")                                                                       \
+  X(allocator, 1, 2, "device")                                                                     \
+  X(compiler, 2, 2, "nvrtc")                                                                       \
   X(launcher, 3, 1, "driver")                                                                      \
   X(rng, 4, 1, "curand")                                                                           \
-  X(interop, 5, 1, "gl")
+  X(interop, 5, 2, "gl")
 
 namespace cuplug {
 

@@ -1,4 +1,5 @@
-// The plugin registry: discovery, the manifest handshake, loading, and what happened to each file.
+// The plugin registry: the table of loaded plugins and in-process backends, and what became of
+// each candidate file (found by core/src/registry_discovery.cpp, checked by the loader).
 #pragma once
 
 #include <cuplug/plugin.hpp>
@@ -17,8 +18,8 @@ struct plugin_candidate {
   enum class state { loaded, rejected, duplicate };
   std::string path;
   state outcome = state::rejected;
-  std::string reason;          // why rejected / which path it duplicates; empty when loaded
-  plugin_manifest manifest{};  // zeroed when the manifest could not be read
+  std::string reason;         // why rejected / which path it duplicates; empty when loaded
+  plugin_manifest manifest{}; // zeroed when the manifest could not be read
   bool has_manifest = false;
 };
 const char *to_string(plugin_candidate::state s) noexcept;
@@ -31,10 +32,11 @@ struct plugin_info {
   std::string description;
   std::string version;
   std::string abi_tag;
-  std::string source;          // "explicit", "CUPLUG_PLUGIN_PATH", "package", "builtin"
+  std::string source; // "explicit", "CUPLUG_PLUGIN_PATH", "package", "builtin"
 };
 
 class plugin_library; // defined in the loader; keeps the shared library open
+class allocator;
 
 // Objects made by a plugin: destroyed by the plugin's own destroy(), and hold its library.
 template <class T> using plugin_ptr = std::shared_ptr<T>;
@@ -47,7 +49,8 @@ public:
 
   // Loads one plugin file, or every lib*.so in a folder; returns what happened to each file.
   // Never throws for a bad candidate: the reason is in the result and in diagnostics().
-  std::vector<plugin_candidate> load(const std::string &path, const std::string &source = "explicit");
+  std::vector<plugin_candidate> load(const std::string &path,
+                                     const std::string &source = "explicit");
 
   std::vector<plugin_info> available() const;
   std::vector<plugin_info> available(plugin_kind kind) const;
@@ -66,6 +69,14 @@ public:
     return std::static_pointer_cast<T>(create(kind, name, opts));
   }
 
+  // Creates allocator `name` as an adaptor over the object `upstream`, which it draws from instead
+  // of the backend its `upstream` option names: an allocator plugin that calls
+  // pool::make_upstream in its constructor (pool, limiting, logging, ...) is handed `upstream`
+  // there. Otherwise as create(); config_error when `upstream` is null or the plugin never asked
+  // for an upstream (it is not an adaptor).
+  plugin_ptr<allocator> create_adaptor(const std::string &name, const options &opts,
+                                       plugin_ptr<allocator> upstream);
+
   // Registers an object factory that lives in this process (Python-defined allocators, tests).
   using factory = std::function<plugin_object *(const options &)>;
   void add_builtin(plugin_kind kind, const std::string &name, const std::string &description,
@@ -73,6 +84,10 @@ public:
 
   // Folder the core looks in for the package's own plugins.
   static std::string package_plugin_dir();
+
+  // Bumped whenever a name comes to mean another plugin (a load that supersedes one, add_builtin
+  // replacing one); caches of objects made by name compare it. Lock-free, and does not scan.
+  static unsigned long generation() noexcept;
 
   registry(const registry &) = delete;
   registry &operator=(const registry &) = delete;

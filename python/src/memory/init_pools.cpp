@@ -1,19 +1,22 @@
 // PyCUDA's memory pools (spec §1.12, §13.5): DeviceMemoryPool, PageLockedMemoryPool,
-// PageLockedAllocator and the pooled allocations, on the pool plugin's algorithm.
-#include "driver/context.hpp"
+// PageLockedAllocator and the pooled allocations. Each pool is an allocator of a pool backend
+// ("pool" unless named), created through the registry over the pool's upstream, and used only
+// through the allocator interface: another pool plugin changes what these classes do.
 #include "bindings.hpp"
+#include "driver/context.hpp"
 #include "support/convert.hpp"
 #include "support/host_buffer.hpp"
 #include "memory/memory.hpp"
+#include "support/convert.hpp"
 
-#include "pool_allocator.hpp"
-
+#include <cuplug/allocator.hpp>
 #include <cuplug/config.hpp>
+#include <cuplug/pool/page_locked_memory.hpp>
+#include <cuplug/pool/size_bins.hpp>
 #include <cuplug/registry.hpp>
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,8 +24,7 @@
 namespace cuplug::python {
 namespace {
 
-using pool_ptr = std::shared_ptr<pool_allocator>;
-
+using pool_ptr = plugin_ptr<allocator>;
 
 // A pool's upstream: the wrapped allocator, called with the pool's context current (PyCUDA's
 // pools allocate and free under the context they were made in). At interpreter exit nothing is
@@ -35,13 +37,13 @@ public:
   }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     if (!ctx_)
       return inner_->allocate(bytes, stream);
     scoped_activation activate(ctx_);
     return inner_->allocate(bytes, stream);
   }
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     if (interpreter_finalizing())
       return;
     if (!ctx_) {
@@ -61,18 +63,18 @@ private:
   plugin_ptr<allocator> inner_;
 };
 
-// A fresh allocator of backend `name`, with its configured options overlaid by `extra`.
-plugin_ptr<allocator> make_backend(const std::string &name,
-                                   const std::map<std::string, std::string> &extra = {}) {
+// A fresh allocator of backend `name` with its configured options.
+plugin_ptr<allocator> make_backend(const std::string &name) {
   return registry::instance().create<allocator>(
       plugin_kind::allocator, name,
-      config::instance().plugin_options(plugin_kind::allocator, name, extra));
+      config::instance().plugin_options(plugin_kind::allocator, name));
 }
 
-// `upstream` as given to a pool: None (the default backend), a backend name, or an Allocator.
-plugin_ptr<allocator> upstream_from(py::handle upstream, const char *fallback) {
+// `upstream` as given to a pool: None (the default allocator backend), a backend name, or an
+// Allocator.
+plugin_ptr<allocator> upstream_from(py::handle upstream) {
   if (upstream.is_none())
-    return make_backend(fallback);
+    return make_backend(config::builtin_default(plugin_kind::allocator));
   if (py::isinstance<py::str>(upstream))
     return make_backend(upstream.cast<std::string>());
   try {
@@ -84,12 +86,23 @@ plugin_ptr<allocator> upstream_from(py::handle upstream, const char *fallback) {
   }
 }
 
-pool_ptr make_pool(context_ptr ctx, plugin_ptr<allocator> upstream, const char *name) {
+// A pool of backend `backend` (None: default_pool_backend) over `upstream`, which it reaches
+// with `ctx` current; `who` names the Python class in messages and as the allocator's name.
+pool_ptr make_pool(context_ptr ctx, plugin_ptr<allocator> upstream, py::handle backend,
+                   const char *who) {
+  const std::string name =
+      backend.is_none() ? std::string(default_pool_backend) : backend.cast<std::string>();
   auto bound = std::make_shared<context_bound_allocator>(std::move(ctx), std::move(upstream));
-  auto pool = std::make_shared<pool_allocator>(bound);
-  pool->set_backend_name(name);
+  pool_ptr pool = registry::instance().create_adaptor(
+      name, config::instance().plugin_options(plugin_kind::allocator, name), std::move(bound));
+  if (!pool->pool_statistics())
+    throw config_error(std::string(who) + ": allocator '" + name +
+                       "' is not a pool: it keeps no pool statistics (held and active blocks); "
+                       "name a pool backend such as '" +
+                       default_pool_backend + "'");
+  pool->set_backend_name(who);
   // PyCUDA's try_release_blocks(): unreferenced allocations may be waiting for the collector.
-  pool->blocks().set_reclaim_hook([] {
+  pool->set_out_of_memory_hook([] {
     if (interpreter_finalizing())
       return;
     py::gil_scoped_acquire gil;
@@ -119,16 +132,17 @@ public:
   python_pool(const python_pool &) = delete;
   python_pool &operator=(const python_pool &) = delete;
 
-  pool::pool_counters counters() const { return pool_->blocks().counters(); }
+  // make_pool checked that the backend keeps them.
+  pool_stats counters() const { return pool_->pool_statistics().value_or(pool_stats{}); }
   std::size_t free_held() {
     activation a(ctx_);
     return pool_->free_held();
   }
   void stop_holding() {
     activation a(ctx_);
-    pool_->blocks().stop_holding();
+    pool_->stop_holding();
   }
-  void set_trace(bool on) { pool_->blocks().set_trace(on); }
+  void set_trace(bool on) { pool_->set_trace(on); }
   const pool_ptr &pool() const { return pool_; }
   const context_ptr &ctx() const { return ctx_; }
 
@@ -154,13 +168,13 @@ public:
 
 class device_memory_pool final : public python_pool {
 public:
-  explicit device_memory_pool(py::handle upstream)
-      : device_memory_pool(context::current_or_throw(), upstream) {}
+  device_memory_pool(py::handle upstream, py::handle backend)
+      : device_memory_pool(context::current_or_throw(), upstream, backend) {}
 
   std::shared_ptr<pooled_device_allocation> allocate(py::handle size, py::handle stream_obj) {
     const std::size_t bytes = to_size(size, "DeviceMemoryPool.allocate: size");
     const CUstream stream = stream_obj.is_none() ? nullptr : to_stream(stream_obj);
-    std::uintptr_t p;
+    device_ptr p;
     {
       scoped_activation activate(ctx_);
       p = pool_->allocate(bytes, stream);
@@ -169,35 +183,36 @@ public:
     py::object owner;
     if (!stream_obj.is_none() && !PyLong_Check(stream_obj.ptr()))
       owner = py::reinterpret_borrow<py::object>(stream_obj);
-    return std::make_shared<pooled_device_allocation>(ctx_, static_cast<CUdeviceptr>(p), bytes,
-                                                      pool_, stream, std::move(owner));
+    return std::make_shared<pooled_device_allocation>(ctx_, p, bytes, pool_, stream,
+                                                      std::move(owner));
   }
 
 private:
-  device_memory_pool(context_ptr ctx, py::handle upstream)
-      : python_pool(ctx, make_pool(ctx, upstream_from(upstream, "device"), "DeviceMemoryPool")) {}
+  device_memory_pool(context_ptr ctx, py::handle upstream, py::handle backend)
+      : python_pool(ctx, make_pool(ctx, upstream_from(upstream), backend, "DeviceMemoryPool")) {}
 };
 
-// PyCUDA's PageLockedAllocator(flags): cuMemHostAlloc with those flags (the "pinned" backend).
+// PyCUDA's PageLockedAllocator(flags): cuMemHostAlloc with those flags, from the pool kit (no
+// plugin's options to spell).
 class page_locked_allocator {
 public:
   explicit page_locked_allocator(unsigned flags)
-      : flags_(flags), ctx_(context::current()),
-        allocator_(make_backend("pinned", {{"flags", std::to_string(flags)}, {"pooled", "0"}})) {}
-  unsigned flags() const noexcept { return flags_; }
-  const plugin_ptr<allocator> &get() const noexcept { return allocator_; }
+      : ctx_(context::current()), allocator_(std::make_shared<pool::page_locked_memory>(flags)) {
+    allocator_->set_backend_name("PageLockedAllocator");
+  }
+  unsigned flags() const noexcept { return allocator_->flags(); }
+  plugin_ptr<allocator> get() const { return allocator_; }
   const context_ptr &ctx() const noexcept { return ctx_; }
 
 private:
-  unsigned flags_;
   context_ptr ctx_; // the context current when it was made, if any: pinned memory belongs to one
-  plugin_ptr<allocator> allocator_;
+  std::shared_ptr<pool::page_locked_memory> allocator_;
 };
 
 // PyCUDA's PooledHostAllocation: the base of a pooled page-locked ndarray.
 class pooled_host_allocation {
 public:
-  pooled_host_allocation(pool_ptr pool, std::uintptr_t ptr, std::size_t bytes)
+  pooled_host_allocation(pool_ptr pool, device_ptr ptr, std::size_t bytes)
       : pool_(std::move(pool)), ptr_(ptr), bytes_(bytes) {}
   ~pooled_host_allocation() {
     if (!freed_ && !interpreter_finalizing())
@@ -213,19 +228,20 @@ public:
     freed_ = true;
   }
   std::size_t size() const noexcept { return bytes_; }
-  std::uintptr_t ptr() const noexcept { return ptr_; }
+  device_ptr ptr() const noexcept { return ptr_; }
 
 private:
   pool_ptr pool_;
-  std::uintptr_t ptr_;
+  device_ptr ptr_;
   std::size_t bytes_;
   bool freed_ = false;
 };
 
 class page_locked_memory_pool final : public python_pool {
 public:
-  explicit page_locked_memory_pool(const page_locked_allocator &alloc)
-      : python_pool(alloc.ctx(), make_pool(alloc.ctx(), alloc.get(), "PageLockedMemoryPool")) {}
+  page_locked_memory_pool(const page_locked_allocator &alloc, py::handle backend)
+      : python_pool(alloc.ctx(),
+                    make_pool(alloc.ctx(), alloc.get(), backend, "PageLockedMemoryPool")) {}
 
   py::array allocate(py::handle shape, py::handle dtype, py::handle order) {
     py::dtype dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
@@ -257,7 +273,7 @@ public:
       strides[axis] = step;
       step *= std::max<py::ssize_t>(dims[axis], 1);
     }
-    std::uintptr_t p;
+    device_ptr p;
     {
       activation a(ctx_);
       p = pool_->allocate(bytes, nullptr);
@@ -269,6 +285,92 @@ public:
     return py::array(dt, dims, strides, reinterpret_cast<void *>(p), base_obj);
   }
 };
+
+// ---- the hot path: allocate and free as METH_FASTCALL / METH_NOARGS methods ---------------------
+// pybind11's dispatcher (argument loaders, overload loop, the tuple CPython builds for it) costs
+// about as much as the pool itself; these entry points take the arguments as CPython passes them.
+
+PyTypeObject *device_memory_pool_type = nullptr;
+PyTypeObject *pooled_device_allocation_type = nullptr;
+
+// The C++ object behind `self`: straight from the instance for the exact class, through pybind11
+// for subclasses (DebugMemoryPool) and anything unexpected (which raises TypeError).
+template <class T> T &self_as(PyObject *self, PyTypeObject *type) {
+  if (Py_TYPE(self) == type) {
+    auto *inst = reinterpret_cast<py::detail::instance *>(self);
+    if (inst->simple_layout && inst->simple_value_holder[0] != nullptr)
+      return *static_cast<T *>(inst->simple_value_holder[0]);
+  }
+  return py::handle(self).cast<T &>();
+}
+
+// allocate(size, stream=None) and __call__, with PyCUDA's keyword names.
+PyObject *pool_allocate(PyObject *self, PyObject *const *args, Py_ssize_t nargsf,
+                        PyObject *kwnames) noexcept {
+  try {
+    device_memory_pool &pool = self_as<device_memory_pool>(self, device_memory_pool_type);
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *size = nargs >= 1 ? args[0] : nullptr;
+    PyObject *stream = nargs >= 2 ? args[1] : nullptr;
+    const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs > 2)
+      throw py::type_error("DeviceMemoryPool.allocate() takes (size, stream=None), got " +
+                           std::to_string(nargs) + " positional arguments");
+    for (Py_ssize_t i = 0; i < nkw; ++i) {
+      const std::string key = py::str(PyTuple_GET_ITEM(kwnames, i));
+      PyObject *&slot = key == "size" ? size : key == "stream" ? stream : size;
+      if (key != "size" && key != "stream")
+        throw py::type_error("DeviceMemoryPool.allocate() got an unexpected keyword argument '" +
+                             key + "'");
+      if (slot != nullptr)
+        throw py::type_error("DeviceMemoryPool.allocate() got multiple values for argument '" +
+                             key + "'");
+      slot = args[nargs + i];
+    }
+    if (size == nullptr)
+      throw py::type_error("DeviceMemoryPool.allocate() missing required argument 'size'");
+    std::shared_ptr<pooled_device_allocation> a =
+        pool.allocate(size, stream != nullptr ? py::handle(stream) : py::handle(Py_None));
+    return py::cast(std::move(a)).release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+// PooledDeviceAllocation.free(): PyCUDA's message when freed twice.
+PyObject *pooled_free(PyObject *self, PyObject *) noexcept {
+  try {
+    pooled_device_allocation &a =
+        self_as<pooled_device_allocation>(self, pooled_device_allocation_type);
+    if (a.freed())
+      throw cuda_error("pooled_device_allocation::free", CUDA_ERROR_INVALID_HANDLE);
+    a.free();
+    Py_RETURN_NONE;
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyMethodDef allocate_def = {
+    "allocate", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&pool_allocate)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "allocate($self, /, size, stream=None)\n--\n\nA PooledDeviceAllocation of `size` bytes, for "
+    "work on `stream`."};
+PyMethodDef call_def = {
+    "__call__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&pool_allocate)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "__call__($self, /, size, stream=None)\n--\n\nSame as allocate(): a pool is an allocator."};
+PyMethodDef free_def = {"free", &pooled_free, METH_NOARGS,
+                        "free($self, /)\n--\n\nGives the block back to the pool now."};
+
+void add_method(py::handle cls, PyMethodDef &def) {
+  PyObject *descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject *>(cls.ptr()), &def);
+  if (descr == nullptr)
+    throw py::error_already_set();
+  py::setattr(cls, def.ml_name, py::reinterpret_steal<py::object>(descr));
+}
 
 template <class Class, class Holder> void expose_memory_pool(py::class_<Class, Holder> &c) {
   c.def_property_readonly("held_blocks", [](const Class &p) { return p.counters().held_blocks; })
@@ -314,39 +416,35 @@ void init_pools(py::module_ &m) {
       "bitlog2", [](py::handle n) { return pool::bitlog2(to_size(n, "bitlog2: n")); }, py::arg("n"),
       "floor(log2(n)); 0 for n = 0.");
 
-  py::class_<pooled_device_allocation, device_allocation,
-             std::shared_ptr<pooled_device_allocation>>(
-      m, "PooledDeviceAllocation",
-      "Device memory from a DeviceMemoryPool; a DeviceAllocation. free() or dropping it gives "
-      "the block back to the pool.")
-      .def("__len__", &pooled_device_allocation::size, "The requested size in bytes.")
-      .def("__repr__",
-           [](const pooled_device_allocation &a) {
-             if (a.freed())
-               return std::string("<PooledDeviceAllocation (freed)>");
-             char addr[32];
-             std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(a.ptr()));
-             return "<PooledDeviceAllocation " + std::string(addr) + ", " +
-                    std::to_string(a.size()) + " bytes>";
-           })
-      .def("free", [](pooled_device_allocation &a) {
+  py::class_<pooled_device_allocation, device_allocation, std::shared_ptr<pooled_device_allocation>>
+      pda(m, "PooledDeviceAllocation",
+          "Device memory from a DeviceMemoryPool; a DeviceAllocation. free() or dropping it gives "
+          "the block back to the pool.");
+  pda.def("__len__", &pooled_device_allocation::size, "The requested size in bytes.")
+      .def("__repr__", [](const pooled_device_allocation &a) {
         if (a.freed())
-          throw cuda_error("pooled_device_allocation::free", CUDA_ERROR_INVALID_HANDLE);
-        a.free();
+          return std::string("<PooledDeviceAllocation (freed)>");
+        char addr[32];
+        std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(a.ptr()));
+        return "<PooledDeviceAllocation " + std::string(addr) + ", " + std::to_string(a.size()) +
+               " bytes>";
       });
+  add_method(pda, free_def);
+  pooled_device_allocation_type = reinterpret_cast<PyTypeObject *>(pda.ptr());
 
   py::class_<device_memory_pool, std::shared_ptr<device_memory_pool>> dmp(
       m, "DeviceMemoryPool",
       "A caching pool of device memory in the current context (PyCUDA's): size classes of "
       "1/16 of a power of two, stream-ordered reuse, frees what it holds and retries on out of "
       "memory. `upstream`: the allocator backend it draws from (name or Allocator; default "
-      "'device'). Pass pool.allocate as an allocator= argument.");
-  dmp.def(py::init<py::handle>(), py::arg("upstream") = py::none())
-      .def("allocate", &device_memory_pool::allocate, py::arg("size"),
-           py::arg("stream") = py::none(),
-           "A PooledDeviceAllocation of `size` bytes, for work on `stream`.")
-      .def("__call__", &device_memory_pool::allocate, py::arg("size"),
-           py::arg("stream") = py::none(), "Same as allocate(): a pool is an allocator.");
+      "'device'). `backend`: the pool backend that does the pooling (default 'pool'; any "
+      "allocator plugin that takes an upstream and keeps pool statistics). Pass pool.allocate "
+      "as an allocator= argument.");
+  dmp.def(py::init<py::handle, py::handle>(), py::arg("upstream") = py::none(),
+          py::arg("backend") = py::none());
+  add_method(dmp, allocate_def);
+  add_method(dmp, call_def);
+  device_memory_pool_type = reinterpret_cast<PyTypeObject *>(dmp.ptr());
   expose_memory_pool(dmp);
 
   py::class_<page_locked_allocator, std::shared_ptr<page_locked_allocator>>(
@@ -358,7 +456,8 @@ void init_pools(py::module_ &m) {
                throw py::value_error("PageLockedAllocator: flags must be host_alloc_flags bits, "
                                      "got " +
                                      std::to_string(value));
-             return std::make_shared<page_locked_allocator>(static_cast<unsigned>(value));
+             return std::make_shared<page_locked_allocator>(
+                 pool::host_alloc_flags(value, "PageLockedAllocator: flags"));
            }),
            py::arg("flags") = 0)
       .def_property_readonly("flags", &page_locked_allocator::flags);
@@ -371,14 +470,15 @@ void init_pools(py::module_ &m) {
 
   py::class_<page_locked_memory_pool, std::shared_ptr<page_locked_memory_pool>> plmp(
       m, "PageLockedMemoryPool",
-      "A caching pool of page-locked host memory (PyCUDA's); allocate() returns ndarrays.");
-  plmp.def(py::init([](py::handle alloc) {
+      "A caching pool of page-locked host memory (PyCUDA's); allocate() returns ndarrays. "
+      "`backend`: the pool backend, as for DeviceMemoryPool.");
+  plmp.def(py::init([](py::handle alloc, py::handle backend) {
              if (alloc.is_none())
-               return std::make_shared<page_locked_memory_pool>(page_locked_allocator(0));
+               return std::make_shared<page_locked_memory_pool>(page_locked_allocator(0), backend);
              return std::make_shared<page_locked_memory_pool>(
-                 alloc.cast<const page_locked_allocator &>());
+                 alloc.cast<const page_locked_allocator &>(), backend);
            }),
-           py::arg("allocator") = py::none())
+           py::arg("allocator") = py::none(), py::arg("backend") = py::none())
       .def("allocate", &page_locked_memory_pool::allocate, py::arg("shape"), py::arg("dtype"),
            py::arg("order") = "C",
            "An uninitialised ndarray in pooled page-locked memory; .base is a "

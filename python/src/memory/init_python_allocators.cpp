@@ -1,7 +1,7 @@
 // cuplug._core.allocators: the Python face of allocator backends (Allocator, statistics) and
 // allocators written in Python, registered by name as real backends.
-#include "driver/context.hpp"
 #include "bindings.hpp"
+#include "driver/context.hpp"
 #include "support/convert.hpp"
 
 #include <cuplug/allocator.hpp>
@@ -72,7 +72,7 @@ protected:
   }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     py::gil_scoped_acquire gil;
     // Before looking up the override: pybind11 hides an override from itself while it runs,
     // which would otherwise turn a re-entry into a false "must define allocate".
@@ -138,7 +138,7 @@ private:
            "cuplug.memory.create(\"device\").allocate(nbytes, stream)";
   }
 
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     py::gil_scoped_acquire gil;
     py::function f = override_of("deallocate");
     if (!f)
@@ -242,10 +242,10 @@ protected:
   std::size_t do_bytes_held() const override { return impl_->stats().bytes_held; }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     return impl_->allocate(bytes, stream);
   }
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     impl_->deallocate(ptr, bytes, stream);
   }
   memory_kind do_kind() const override { return impl_->kind(); }

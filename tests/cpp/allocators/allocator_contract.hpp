@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -78,18 +79,18 @@ namespace contract {
 inline bool host_visible(memory_kind k) { return k != memory_kind::device; }
 
 // Fills [p, p + n) with `tag` (n capped, so huge blocks stay cheap) and checks it back.
-inline void fill(const allocator_case &c, std::uintptr_t p, std::size_t n, unsigned char tag) {
+inline void fill(const allocator_case &c, device_ptr p, std::size_t n, unsigned char tag) {
   n = std::min<std::size_t>(n, 4096);
   if (host_visible(c.kind)) {
     if (c.kind == memory_kind::managed)
       CUPLUG_CALL(cuCtxSynchronize, nullptr);
     std::memset(reinterpret_cast<void *>(p), tag, n);
   } else {
-    CUPLUG_CALL(cuMemsetD8, static_cast<CUdeviceptr>(p), tag, n);
+    CUPLUG_CALL(cuMemsetD8, p, tag, n);
   }
 }
 
-inline bool holds(const allocator_case &c, std::uintptr_t p, std::size_t n, unsigned char tag) {
+inline bool holds(const allocator_case &c, device_ptr p, std::size_t n, unsigned char tag) {
   n = std::min<std::size_t>(n, 4096);
   std::vector<unsigned char> back(n);
   if (host_visible(c.kind)) {
@@ -97,7 +98,7 @@ inline bool holds(const allocator_case &c, std::uintptr_t p, std::size_t n, unsi
       CUPLUG_CALL(cuCtxSynchronize, nullptr);
     std::memcpy(back.data(), reinterpret_cast<void *>(p), n);
   } else {
-    CUPLUG_CALL(cuMemcpyDtoH, back.data(), static_cast<CUdeviceptr>(p), n);
+    CUPLUG_CALL(cuMemcpyDtoH, back.data(), p, n);
   }
   return std::all_of(back.begin(), back.end(), [&](unsigned char b) { return b == tag; });
 }
@@ -123,17 +124,17 @@ inline void kind_and_zero_bytes(const allocator_case &c) {
   BOOST_TEST(s.failures == 0u);
 }
 
-// Live blocks are non-null, 256-byte aligned, disjoint and hold what was written; the
-// statistics count them.
+// Live blocks are non-null, aligned to allocation_alignment (256 bytes, the interface's
+// promise), disjoint and hold what was written; the statistics count them.
 inline void blocks_are_distinct_and_usable(const allocator_case &c) {
   auto a = make(c);
   const std::vector<std::size_t> sizes = {1, 7, 255, 256, 257, 4096, 65537, (1u << 20) + 3, 3000};
-  std::vector<std::pair<std::uintptr_t, std::size_t>> live;
+  std::vector<std::pair<device_ptr, std::size_t>> live;
   std::size_t total = 0;
   for (std::size_t n : sizes) {
-    const std::uintptr_t p = a->allocate(n);
+    const device_ptr p = a->allocate(n);
     BOOST_TEST_REQUIRE(p != 0u);
-    BOOST_TEST(p % 256 == 0u,
+    BOOST_TEST(p % allocation_alignment == 0u,
                "block of " << n << " bytes at 0x" << std::hex << p << " is not 256-byte aligned");
     live.emplace_back(p, n);
     total += n;
@@ -169,12 +170,12 @@ inline void stream_ordered_use(const allocator_case &c) {
   if (c.gpu)
     CUPLUG_CALL(cuStreamCreate, &stream, CU_STREAM_NON_BLOCKING);
   for (int round = 0; round < 3; ++round) {
-    const std::uintptr_t p = a->allocate(1 << 16, stream);
+    const device_ptr p = a->allocate(1 << 16, stream);
     BOOST_TEST_REQUIRE(p != 0u);
     if (c.gpu && !host_visible(c.kind))
-      CUPLUG_CALL(cuMemsetD8Async, static_cast<CUdeviceptr>(p), 0x5a, 1 << 16, stream);
+      CUPLUG_CALL(cuMemsetD8Async, p, 0x5a, 1 << 16, stream);
     a->deallocate(p, 1 << 16, stream);
-    const std::uintptr_t q = a->allocate(1 << 16, nullptr);
+    const device_ptr q = a->allocate(1 << 16, nullptr);
     BOOST_TEST_REQUIRE(q != 0u);
     fill(c, q, 1 << 16, 0x33);
     BOOST_TEST(holds(c, q, 1 << 16, 0x33));
@@ -190,7 +191,7 @@ inline void stream_ordered_use(const allocator_case &c) {
 // free_held / trim either work and leave nothing held, or say not_supported.
 inline void held_memory_can_be_freed(const allocator_case &c) {
   auto a = make(c);
-  std::vector<std::uintptr_t> ps;
+  std::vector<device_ptr> ps;
   for (std::size_t i = 0; i < 8; ++i)
     ps.push_back(a->allocate(1000 * (i + 1)));
   for (std::size_t i = 0; i < 8; ++i)
@@ -206,19 +207,58 @@ inline void held_memory_can_be_freed(const allocator_case &c) {
   }
 }
 
+// A pool keeps PyCUDA's counters and obeys stop_holding, set_trace and the out-of-memory hook;
+// any other allocator says it is not a pool: nullopt, and not_supported for the controls.
+inline void pools_keep_their_counters(const allocator_case &c) {
+  auto a = make(c);
+  const std::optional<pool_stats> none = a->pool_statistics();
+  if (!none) {
+    BOOST_CHECK_THROW(a->stop_holding(), not_supported);
+    BOOST_CHECK_THROW(a->set_trace(true), not_supported);
+    BOOST_CHECK_THROW(a->set_out_of_memory_hook([] {}), not_supported);
+    return;
+  }
+  BOOST_TEST(none->active_blocks == 0u);
+  a->set_out_of_memory_hook([] {});
+  a->set_trace(true);
+  a->set_trace(false);
+  const std::vector<std::size_t> sizes = {100, 5000, 70000};
+  std::vector<device_ptr> live;
+  for (std::size_t n : sizes)
+    live.push_back(a->allocate(n));
+  pool_stats s = *a->pool_statistics();
+  BOOST_TEST(s.active_blocks == 3u);
+  BOOST_TEST(s.active_bytes == 100u + 5000u + 70000u);
+  BOOST_TEST(s.managed_bytes >= s.active_bytes + s.held_bytes);
+  a->deallocate(live[0], sizes[0]);
+  s = *a->pool_statistics();
+  BOOST_TEST(s.active_blocks == 2u);
+  BOOST_TEST(s.active_bytes == 5000u + 70000u);
+  BOOST_TEST(s.held_blocks <= 1u);
+  a->stop_holding();
+  BOOST_TEST(a->pool_statistics()->held_blocks == 0u);
+  a->deallocate(live[1], sizes[1]);
+  a->deallocate(live[2], sizes[2]);
+  s = *a->pool_statistics();
+  BOOST_TEST(s.active_blocks == 0u);
+  BOOST_TEST(s.held_blocks == 0u); // no longer holding: straight back to the upstream
+  BOOST_TEST(s.managed_bytes == 0u);
+  a->set_out_of_memory_hook({});
+}
+
 // An impossible request is a CUDA out-of-memory error, counted, and the allocator still works.
 inline void out_of_memory_leaves_it_usable(const allocator_case &c) {
   auto a = make(c);
-  const std::uintptr_t keep = a->allocate(4096);
+  const device_ptr keep = a->allocate(4096);
   try {
-    a->allocate(std::size_t{1} << 62);
+    (void)a->allocate(std::size_t{1} << 62);
     BOOST_ERROR("allocating 2^62 bytes succeeded");
   } catch (const cuda_error &e) {
     BOOST_TEST(e.code() == CUDA_ERROR_OUT_OF_MEMORY, e.what());
     BOOST_TEST(std::string(e.what()).find("out of memory") != std::string::npos, e.what());
   }
   BOOST_TEST(a->stats().failures == 1u);
-  const std::uintptr_t p = a->allocate(4096);
+  const device_ptr p = a->allocate(4096);
   BOOST_TEST(p != 0u);
   a->deallocate(p, 4096);
   a->deallocate(keep, 4096);
@@ -232,14 +272,14 @@ inline void blocks_beyond_4_gib(const allocator_case &c) {
   const std::size_t n = (std::size_t{5} << 30) + 12345;
   if (!c.huge) {
     try {
-      a->allocate(n);
+      (void)a->allocate(n);
       BOOST_ERROR("allocating 5 GiB succeeded where it was expected to fail");
     } catch (const cuda_error &e) {
       BOOST_TEST(e.code() == CUDA_ERROR_OUT_OF_MEMORY, e.what());
     }
     return;
   }
-  const std::uintptr_t p = a->allocate(n);
+  const device_ptr p = a->allocate(n);
   BOOST_TEST_REQUIRE(p != 0u);
   fill(c, p, 64, 0x77);
   BOOST_TEST(holds(c, p, 64, 0x77));
@@ -261,10 +301,10 @@ inline void threads_never_share_blocks(const allocator_case &c) {
       if (c.gpu)
         make_gpu_current();
       std::mt19937 rng(t);
-      std::vector<std::pair<std::uintptr_t, std::size_t>> mine;
+      std::vector<std::pair<device_ptr, std::size_t>> mine;
       for (int r = 0; r < rounds; ++r) {
         const std::size_t n = 64 + rng() % 20000;
-        const std::uintptr_t p = a->allocate(n);
+        const device_ptr p = a->allocate(n);
         fill(c, p, n, static_cast<unsigned char>(t + 1));
         mine.emplace_back(p, n);
         if (mine.size() > 6 || rng() % 3 == 0) {
@@ -305,7 +345,7 @@ inline void driver_memory_returns_to_baseline(const allocator_case &c) {
   constexpr std::size_t largest = std::size_t{8} << 20;
   {
     auto a = make(c);
-    std::vector<std::pair<std::uintptr_t, std::size_t>> live;
+    std::vector<std::pair<device_ptr, std::size_t>> live;
     for (std::size_t n = 4096; n <= largest; n *= 2)
       for (int k = 0; k < 3; ++k)
         live.emplace_back(a->allocate(n + 13 * k), n + 13 * k);
@@ -339,6 +379,9 @@ inline void driver_memory_returns_to_baseline(const allocator_case &c) {
   }                                                                                                \
   BOOST_AUTO_TEST_CASE(held_memory_can_be_freed) {                                                 \
     cuplug::test::contract::held_memory_can_be_freed(case_fn());                                   \
+  }                                                                                                \
+  BOOST_AUTO_TEST_CASE(pools_keep_their_counters) {                                                \
+    cuplug::test::contract::pools_keep_their_counters(case_fn());                                  \
   }                                                                                                \
   BOOST_AUTO_TEST_CASE(out_of_memory_leaves_it_usable) {                                           \
     cuplug::test::contract::out_of_memory_leaves_it_usable(case_fn());                             \

@@ -38,6 +38,19 @@ arena(std::map<std::string, std::string> opts) {
   return backend("arena", std::move(opts));
 }
 
+// The test pool plugin (tests/cpp/pool/exact_pool_plugin.cpp): a pool that is not the kit's.
+std::function<cuplug::plugin_ptr<cuplug::allocator>()>
+exact_pool(std::map<std::string, std::string> opts) {
+  static const bool loaded = [] {
+    for (const auto &c : cuplug::registry::instance().load(CUPLUG_TEST_EXACT_POOL_PLUGIN))
+      if (c.outcome != cuplug::plugin_candidate::state::loaded)
+        BOOST_FAIL("the exact_pool test plugin did not load: " << c.reason);
+    return true;
+  }();
+  (void)loaded;
+  return backend("exact_pool", std::move(opts));
+}
+
 std::string log_path() {
   return (std::filesystem::temp_directory_path() /
           ("cuplug_contract_" + std::to_string(getpid()) + ".log"))
@@ -53,6 +66,9 @@ allocator_case limiting_over_host_case() {
 }
 allocator_case logging_over_host_case() {
   return {backend("logging", {{"upstream", "host"}, {"path", log_path()}}), memory_kind::host};
+}
+allocator_case exact_pool_over_host_case() {
+  return {exact_pool({{"upstream", "host"}}), memory_kind::host};
 }
 allocator_case arena_over_host_case() {
   return {arena({{"upstream", "host"}, {"slab_size", "64MiB"}}), memory_kind::host, false, false};
@@ -80,6 +96,7 @@ CUPLUG_ALLOCATOR_CONTRACT(pool_over_host, pool_over_host_case, *label("cpu"))
 CUPLUG_ALLOCATOR_CONTRACT(limiting_over_host, limiting_over_host_case, *label("cpu"))
 CUPLUG_ALLOCATOR_CONTRACT(logging_over_host, logging_over_host_case, *label("cpu"))
 CUPLUG_ALLOCATOR_CONTRACT(arena_over_host, arena_over_host_case, *label("cpu"))
+CUPLUG_ALLOCATOR_CONTRACT(exact_pool_over_host, exact_pool_over_host_case, *label("cpu"))
 
 CUPLUG_ALLOCATOR_CONTRACT(device, device_case,
                           *label("gpu") * precondition(cuplug::test::gpu_present()))

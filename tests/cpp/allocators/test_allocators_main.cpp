@@ -1,3 +1,3 @@
-// The allocator test program: the contract suites, the pool algorithm, the adaptors.
+// The allocator test program: the contract suites and the adaptors.
 #define BOOST_TEST_MODULE cuplug allocators
 #include <boost/test/included/unit_test.hpp>

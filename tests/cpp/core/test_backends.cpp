@@ -26,8 +26,8 @@ public:
   const std::string tag;
 
 private:
-  std::uintptr_t do_allocate(std::size_t, CUstream) override { return 0x100; }
-  void do_deallocate(std::uintptr_t, std::size_t, CUstream) override {}
+  device_ptr do_allocate(std::size_t, CUstream) override { return 0x100; }
+  void do_deallocate(device_ptr, std::size_t, CUstream) override {}
   memory_kind do_kind() const override { return memory_kind::host; }
 };
 

@@ -1,4 +1,5 @@
-// Tests object creation and bookkeeping in core/src/registry.cpp.
+// Tests object creation and bookkeeping in core/src/registry.cpp: the table, create(),
+// create_adaptor() and the generation that tells caches a name changed its plugin.
 #define BOOST_TEST_MODULE registry
 #include <boost/test/included/unit_test.hpp>
 
@@ -9,6 +10,7 @@
 #include <cuplug/errors.hpp>
 #include <cuplug/interop.hpp>
 #include <cuplug/launcher.hpp>
+#include <cuplug/pool/make_upstream.hpp>
 #include <cuplug/rng.hpp>
 
 #include <dlfcn.h>
@@ -66,8 +68,8 @@ public:
   ~builtin_allocator() override { --builtin_live; }
 
 private:
-  std::uintptr_t do_allocate(std::size_t, CUstream) override { return 0x1000; }
-  void do_deallocate(std::uintptr_t, std::size_t, CUstream) override {}
+  device_ptr do_allocate(std::size_t, CUstream) override { return 0x1000; }
+  void do_deallocate(device_ptr, std::size_t, CUstream) override {}
   memory_kind do_kind() const override { return memory_kind::host; }
   long long size_;
 };
@@ -91,7 +93,7 @@ BOOST_AUTO_TEST_CASE(creates_an_object_of_every_kind) {
   BOOST_TEST(i->backend_name() == "fake_interop");
   // The objects work across the library boundary.
   BOOST_TEST(a->kind() == memory_kind::host);
-  const std::uintptr_t p = a->allocate(64);
+  const device_ptr p = a->allocate(64);
   BOOST_TEST(p != 0u);
   BOOST_TEST(a->stats().bytes_in_use == 64u);
   a->deallocate(p, 64);
@@ -115,7 +117,7 @@ BOOST_AUTO_TEST_CASE(destroys_objects_inside_their_plugin) {
 BOOST_AUTO_TEST_CASE(passes_options_and_rejects_unknown_ones) {
   auto a = reg().create<allocator>(plugin_kind::allocator, "fake_alloc",
                                    opts({{"capacity", "1KiB"}, {"label", "x"}}));
-  BOOST_CHECK_THROW(a->allocate(2048), out_of_memory);
+  BOOST_CHECK_THROW((void)a->allocate(2048), out_of_memory);
 
   const int before = live_in_allocator_plugin();
   const std::string msg = message_of<config_error>([] {
@@ -264,4 +266,126 @@ BOOST_AUTO_TEST_CASE(creation_is_thread_safe) {
     t.join();
   BOOST_TEST(made == 1600);
   BOOST_TEST(failed == 0);
+}
+
+// ---- adaptors: create_adaptor hands an object to pool::make_upstream
+// -----------------------------
+
+namespace {
+
+// A leaf and an adaptor that draws from pool::make_upstream, registered as builtins.
+class leaf_allocator final : public allocator {
+public:
+  explicit leaf_allocator(const options &) {}
+
+private:
+  device_ptr do_allocate(std::size_t, CUstream) override { return 0x2000; }
+  void do_deallocate(device_ptr, std::size_t, CUstream) override {}
+  memory_kind do_kind() const override { return memory_kind::host; }
+};
+
+class adaptor_allocator final : public allocator {
+public:
+  explicit adaptor_allocator(const options &o) : upstream(pool::make_upstream(o, "test_adaptor")) {}
+  const plugin_ptr<allocator> upstream;
+
+private:
+  device_ptr do_allocate(std::size_t n, CUstream s) override { return upstream->allocate(n, s); }
+  void do_deallocate(device_ptr p, std::size_t n, CUstream s) override {
+    upstream->deallocate(p, n, s);
+  }
+  memory_kind do_kind() const override { return upstream->kind(); }
+};
+
+// Makes another adaptor by name inside its own constructor before asking for its upstream.
+class nesting_allocator final : public allocator {
+public:
+  explicit nesting_allocator(const options &o)
+      : inner(reg().create<adaptor_allocator>(plugin_kind::allocator, "test_adaptor",
+                                              opts({{"upstream", "test_leaf"}}))),
+        upstream(pool::make_upstream(o, "test_nesting")) {}
+  const plugin_ptr<adaptor_allocator> inner;
+  const plugin_ptr<allocator> upstream;
+
+private:
+  device_ptr do_allocate(std::size_t n, CUstream s) override { return upstream->allocate(n, s); }
+  void do_deallocate(device_ptr p, std::size_t n, CUstream s) override {
+    upstream->deallocate(p, n, s);
+  }
+  memory_kind do_kind() const override { return upstream->kind(); }
+};
+
+struct adaptor_builtins {
+  adaptor_builtins() {
+    reg().add_builtin(plugin_kind::allocator, "test_leaf", "leaf",
+                      [](const options &o) { return new leaf_allocator(o); });
+    reg().add_builtin(plugin_kind::allocator, "test_adaptor", "adaptor",
+                      [](const options &o) { return new adaptor_allocator(o); });
+    reg().add_builtin(plugin_kind::allocator, "test_nesting", "nesting adaptor",
+                      [](const options &o) { return new nesting_allocator(o); });
+  }
+};
+
+plugin_ptr<allocator> a_leaf() {
+  return reg().create<allocator>(plugin_kind::allocator, "test_leaf", options());
+}
+
+} // namespace
+
+BOOST_TEST_GLOBAL_FIXTURE(adaptor_builtins);
+
+BOOST_AUTO_TEST_CASE(an_adaptor_is_created_over_the_given_object) {
+  const plugin_ptr<allocator> given = a_leaf();
+  // The object wins over a configured or given `upstream` option, which is not "unknown".
+  auto a = std::static_pointer_cast<adaptor_allocator>(
+      reg().create_adaptor("test_adaptor", opts({{"upstream", "no_such_backend"}}), given));
+  BOOST_TEST(a->upstream == given);
+  BOOST_TEST(a->backend_name() == "test_adaptor");
+  a->deallocate(a->allocate(64), 64);
+  BOOST_TEST(given->stats().allocations == 1u);
+  // Without an object, the option names the upstream as before.
+  auto b = reg().create<adaptor_allocator>(plugin_kind::allocator, "test_adaptor",
+                                           opts({{"upstream", "test_leaf"}}));
+  BOOST_TEST(b->upstream != given);
+  BOOST_TEST(b->upstream->backend_name() == "test_leaf");
+}
+
+BOOST_AUTO_TEST_CASE(only_adaptors_are_created_over_an_object) {
+  const int before = live_in_allocator_plugin();
+  const std::string msg =
+      message_of<config_error>([] { reg().create_adaptor("fake_alloc", options(), a_leaf()); });
+  CHECK_CONTAINS(msg, "plugin 'fake_alloc' (" + fake_plugin("good_allocator") + ")");
+  CHECK_CONTAINS(msg, "is not an allocator adaptor");
+  BOOST_TEST(live_in_allocator_plugin() == before); // destroyed inside its plugin
+  CHECK_CONTAINS(
+      message_of<config_error>([] { reg().create_adaptor("test_adaptor", options(), nullptr); }),
+      "needs an upstream allocator");
+  CHECK_CONTAINS(message_of<config_error>(
+                     [] { reg().create_adaptor("no_such_adaptor", options(), a_leaf()); }),
+                 "unknown allocator 'no_such_adaptor'");
+}
+
+BOOST_AUTO_TEST_CASE(a_creation_inside_the_factory_does_not_take_the_offered_object) {
+  const plugin_ptr<allocator> given = a_leaf();
+  auto n = std::static_pointer_cast<nesting_allocator>(
+      reg().create_adaptor("test_nesting", options(), given));
+  BOOST_TEST(n->upstream == given);
+  BOOST_TEST(n->inner->upstream != given);
+  BOOST_TEST(n->inner->upstream->backend_name() == "test_leaf");
+  // And the offer ends with the creation: a later plain one makes its upstream by name.
+  auto later = reg().create<adaptor_allocator>(plugin_kind::allocator, "test_adaptor",
+                                               opts({{"upstream", "test_leaf"}}));
+  BOOST_TEST(later->upstream != given);
+}
+
+BOOST_AUTO_TEST_CASE(the_generation_moves_only_when_a_name_changes_its_plugin) {
+  const unsigned long start = registry::generation();
+  reg().add_builtin(plugin_kind::allocator, "test_generation", "first",
+                    [](const options &o) { return new builtin_allocator(o); });
+  BOOST_TEST(registry::generation() == start); // a new name replaces nothing
+  reg().load(fake_plugin("good_allocator"));   // loading again is idempotent
+  BOOST_TEST(registry::generation() == start);
+  reg().add_builtin(plugin_kind::allocator, "test_generation", "second",
+                    [](const options &o) { return new builtin_allocator(o); });
+  BOOST_TEST(registry::generation() == start + 1);
 }

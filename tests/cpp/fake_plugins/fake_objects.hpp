@@ -30,12 +30,12 @@ public:
       : capacity_(o.get_bytes("capacity", 1 << 20)), label_(o.get_string("label", "")) {}
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream) override {
+  cuplug::device_ptr do_allocate(std::size_t bytes, CUstream) override {
     if (bytes > capacity_)
       throw cuplug::out_of_memory("host_allocator", bytes, 0, 0, capacity_);
     return reinterpret_cast<std::uintptr_t>(std::malloc(bytes));
   }
-  void do_deallocate(std::uintptr_t p, std::size_t, CUstream) override {
+  void do_deallocate(cuplug::device_ptr p, std::size_t, CUstream) override {
     std::free(reinterpret_cast<void *>(p));
   }
   cuplug::memory_kind do_kind() const override { return cuplug::memory_kind::host; }

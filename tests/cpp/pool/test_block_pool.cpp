@@ -1,6 +1,7 @@
 // The pool algorithm over host upstreams: reuse, stream order, OOM recovery, threads, churn.
-#include "../../../plugins/allocator_pool/block_pool.hpp"
 #include "test_upstreams.hpp"
+
+#include <cuplug/pool/block_pool.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -11,6 +12,7 @@
 #include <thread>
 
 namespace pool = cuplug::pool;
+using cuplug::device_ptr;
 using cuplug::test::fake_stream;
 using cuplug::test::faulty_upstream;
 using cuplug::test::recording_fences;
@@ -37,10 +39,8 @@ std::string describe(const std::vector<recording_fences::event> &log) {
   return s;
 }
 
-void tag(std::uintptr_t p, std::uint64_t value) {
-  std::memcpy(reinterpret_cast<void *>(p), &value, 8);
-}
-std::uint64_t tag_of(std::uintptr_t p) {
+void tag(device_ptr p, std::uint64_t value) { std::memcpy(reinterpret_cast<void *>(p), &value, 8); }
+std::uint64_t tag_of(device_ptr p) {
   std::uint64_t v;
   std::memcpy(&v, reinterpret_cast<void *>(p), 8);
   return v;
@@ -52,8 +52,8 @@ BOOST_AUTO_TEST_SUITE(block_pool)
 
 BOOST_AUTO_TEST_CASE(freed_blocks_are_reused_and_counted) {
   host_pool h;
-  const std::uintptr_t a = h.pool.allocate(1000, nullptr);
-  pool::pool_counters c = h.pool.counters();
+  const device_ptr a = h.pool.allocate(1000, nullptr);
+  cuplug::pool_stats c = h.pool.counters();
   BOOST_TEST(c.active_blocks == 1u);
   BOOST_TEST(c.active_bytes == 1000u);
   BOOST_TEST(c.managed_bytes == pool::alloc_size(pool::bin_number(1000)));
@@ -64,12 +64,12 @@ BOOST_AUTO_TEST_CASE(freed_blocks_are_reused_and_counted) {
   BOOST_TEST(c.held_bytes == pool::alloc_size(pool::bin_number(1000)));
   // Any size of the same class gets the same block back, without asking the upstream.
   const std::size_t calls = h.upstream->stats().allocations;
-  const std::uintptr_t b = h.pool.allocate(pool::alloc_size(pool::bin_number(1000)), nullptr);
+  const device_ptr b = h.pool.allocate(pool::alloc_size(pool::bin_number(1000)), nullptr);
   BOOST_TEST(b == a);
   BOOST_TEST(h.upstream->stats().allocations == calls);
   h.pool.deallocate(b, pool::alloc_size(pool::bin_number(1000)), nullptr);
   // A different class does not.
-  const std::uintptr_t d = h.pool.allocate(5000, nullptr);
+  const device_ptr d = h.pool.allocate(5000, nullptr);
   BOOST_TEST(d != a);
   h.pool.deallocate(d, 5000, nullptr);
   BOOST_TEST(h.pool.free_held() ==
@@ -85,7 +85,7 @@ BOOST_AUTO_TEST_CASE(freed_blocks_are_reused_and_counted) {
 BOOST_AUTO_TEST_CASE(trim_releases_largest_first_down_to_the_bound) {
   host_pool h;
   std::vector<std::size_t> sizes = {1 << 10, 1 << 12, 1 << 14, 1 << 16};
-  std::vector<std::uintptr_t> ps;
+  std::vector<device_ptr> ps;
   for (auto n : sizes)
     ps.push_back(h.pool.allocate(n, nullptr));
   for (std::size_t i = 0; i < sizes.size(); ++i)
@@ -99,8 +99,8 @@ BOOST_AUTO_TEST_CASE(trim_releases_largest_first_down_to_the_bound) {
 
 BOOST_AUTO_TEST_CASE(stop_holding_frees_and_stops_caching) {
   host_pool h;
-  const std::uintptr_t a = h.pool.allocate(100, nullptr);
-  const std::uintptr_t b = h.pool.allocate(100, nullptr);
+  const device_ptr a = h.pool.allocate(100, nullptr);
+  const device_ptr b = h.pool.allocate(100, nullptr);
   h.pool.deallocate(a, 100, nullptr);
   h.pool.stop_holding();
   BOOST_TEST(h.pool.counters().held_blocks == 0u);
@@ -113,13 +113,13 @@ BOOST_AUTO_TEST_CASE(stop_holding_frees_and_stops_caching) {
 BOOST_AUTO_TEST_CASE(same_stream_reuse_needs_no_fence) {
   fenced_pool f;
   const CUstream s = fake_stream(7);
-  const std::uintptr_t a = f.pool.allocate(4096, s);
+  const device_ptr a = f.pool.allocate(4096, s);
   f.pool.deallocate(a, 4096, s); // user stream: fenced at the free
   auto log = f.fences->take_log();
   BOOST_TEST_REQUIRE(log.size() == 1u, describe(log));
   BOOST_TEST(log[0].what == "record");
   BOOST_TEST(log[0].stream == s);
-  const std::uintptr_t b = f.pool.allocate(4096, s);
+  const device_ptr b = f.pool.allocate(4096, s);
   BOOST_TEST(b == a);
   log = f.fences->take_log();
   BOOST_TEST_REQUIRE(log.size() == 1u, describe(log)); // the unneeded fence is only released
@@ -132,10 +132,10 @@ BOOST_AUTO_TEST_CASE(same_stream_reuse_needs_no_fence) {
 BOOST_AUTO_TEST_CASE(another_stream_waits_for_the_fence_of_the_free) {
   fenced_pool f;
   const CUstream s = fake_stream(7), t = fake_stream(8);
-  const std::uintptr_t a = f.pool.allocate(4096, s);
+  const device_ptr a = f.pool.allocate(4096, s);
   f.pool.deallocate(a, 4096, s);
   const pool::fence_t fence = f.fences->take_log().at(0).fence;
-  const std::uintptr_t b = f.pool.allocate(4096, t);
+  const device_ptr b = f.pool.allocate(4096, t);
   BOOST_TEST(b == a);
   const auto log = f.fences->take_log();
   BOOST_TEST_REQUIRE(log.size() == 2u, describe(log));
@@ -151,14 +151,14 @@ BOOST_AUTO_TEST_CASE(another_stream_waits_for_the_fence_of_the_free) {
 BOOST_AUTO_TEST_CASE(the_default_stream_is_fenced_when_another_stream_takes_the_block) {
   fenced_pool f;
   const CUstream t = fake_stream(8);
-  const std::uintptr_t a = f.pool.allocate(4096, nullptr);
+  const device_ptr a = f.pool.allocate(4096, nullptr);
   f.pool.deallocate(a, 4096, nullptr);
   BOOST_TEST(f.fences->take_log().empty()); // no driver call on the fast path
-  const std::uintptr_t b = f.pool.allocate(4096, nullptr);
+  const device_ptr b = f.pool.allocate(4096, nullptr);
   BOOST_TEST(b == a);
   BOOST_TEST(f.fences->take_log().empty());
   f.pool.deallocate(b, 4096, nullptr);
-  const std::uintptr_t c = f.pool.allocate(4096, t);
+  const device_ptr c = f.pool.allocate(4096, t);
   BOOST_TEST(c == a);
   const auto log = f.fences->take_log();
   BOOST_TEST_REQUIRE(log.size() == 3u, describe(log));
@@ -176,8 +176,8 @@ BOOST_AUTO_TEST_CASE(the_default_stream_is_fenced_when_another_stream_takes_the_
 BOOST_AUTO_TEST_CASE(a_block_from_the_same_stream_is_preferred) {
   fenced_pool f;
   const CUstream s = fake_stream(7), t = fake_stream(8);
-  const std::uintptr_t a = f.pool.allocate(4096, s);
-  const std::uintptr_t b = f.pool.allocate(4096, t);
+  const device_ptr a = f.pool.allocate(4096, s);
+  const device_ptr b = f.pool.allocate(4096, t);
   f.pool.deallocate(a, 4096, s);
   f.pool.deallocate(b, 4096, t); // the most recent free is t's, but s should get its own back
   f.fences->take_log();
@@ -194,10 +194,10 @@ BOOST_AUTO_TEST_CASE(a_block_from_the_same_stream_is_preferred) {
 BOOST_AUTO_TEST_CASE(blocks_never_cross_domains) {
   fenced_pool f;
   f.fences->current_domain = 1;
-  const std::uintptr_t a = f.pool.allocate(4096, nullptr);
+  const device_ptr a = f.pool.allocate(4096, nullptr);
   f.pool.deallocate(a, 4096, nullptr);
   f.fences->current_domain = 2;
-  const std::uintptr_t b = f.pool.allocate(4096, nullptr);
+  const device_ptr b = f.pool.allocate(4096, nullptr);
   BOOST_TEST(b != a);
   f.pool.deallocate(b, 4096, nullptr);
   BOOST_TEST(f.pool.counters().held_blocks == 2u);
@@ -208,7 +208,7 @@ BOOST_AUTO_TEST_CASE(blocks_never_cross_domains) {
 BOOST_AUTO_TEST_CASE(fenced_blocks_are_synchronised_before_going_back_upstream) {
   fenced_pool f;
   const CUstream s = fake_stream(7);
-  const std::uintptr_t a = f.pool.allocate(4096, s);
+  const device_ptr a = f.pool.allocate(4096, s);
   f.pool.deallocate(a, 4096, s);
   const pool::fence_t fence = f.fences->take_log().at(0).fence;
   f.pool.free_held();
@@ -223,17 +223,17 @@ BOOST_AUTO_TEST_CASE(out_of_memory_releases_held_blocks_largest_first) {
   auto faulty = std::make_shared<faulty_upstream>(std::make_shared<reserving_host>());
   pool::block_pool p(faulty, std::make_shared<pool::unordered_fences>());
   const std::size_t small = 1 << 12, mid = 1 << 16, large = 1 << 20;
-  const std::uintptr_t a = p.allocate(small, nullptr);
-  const std::uintptr_t b = p.allocate(mid, nullptr);
-  const std::uintptr_t c = p.allocate(large, nullptr);
+  const device_ptr a = p.allocate(small, nullptr);
+  const device_ptr b = p.allocate(mid, nullptr);
+  const device_ptr c = p.allocate(large, nullptr);
   p.deallocate(a, small, nullptr);
   p.deallocate(b, mid, nullptr);
   p.deallocate(c, large, nullptr);
   // The upstream now has room for nothing more: a new class must come from released blocks.
   faulty->budget = small + mid + large;
-  const std::uintptr_t d = p.allocate(large / 2, nullptr);
+  const device_ptr d = p.allocate(large / 2, nullptr);
   BOOST_TEST(d != 0u);
-  const pool::pool_counters k = p.counters();
+  const cuplug::pool_stats k = p.counters();
   BOOST_TEST(k.held_blocks == 2u); // only the largest block had to go
   BOOST_TEST(k.held_bytes == small + mid);
   p.deallocate(d, large / 2, nullptr);
@@ -244,8 +244,8 @@ BOOST_AUTO_TEST_CASE(out_of_memory_releases_held_blocks_largest_first) {
 BOOST_AUTO_TEST_CASE(out_of_memory_with_nothing_held_says_what_it_knew) {
   auto faulty = std::make_shared<faulty_upstream>(std::make_shared<reserving_host>());
   pool::block_pool p(faulty, std::make_shared<pool::unordered_fences>());
-  const std::uintptr_t keep = p.allocate(3000, nullptr);
-  const std::uintptr_t held = p.allocate(1 << 20, nullptr);
+  const device_ptr keep = p.allocate(3000, nullptr);
+  const device_ptr held = p.allocate(1 << 20, nullptr);
   p.deallocate(held, 1 << 20, nullptr);
   faulty->fail_all = true;
   try {
@@ -262,7 +262,7 @@ BOOST_AUTO_TEST_CASE(out_of_memory_with_nothing_held_says_what_it_knew) {
   }
   BOOST_TEST(p.counters().held_blocks == 0u); // the held block was given up trying
   faulty->fail_all = false;
-  const std::uintptr_t again = p.allocate(12345, nullptr);
+  const device_ptr again = p.allocate(12345, nullptr);
   BOOST_TEST(again != 0u);
   p.deallocate(again, 12345, nullptr);
   p.deallocate(keep, 3000, nullptr);
@@ -273,16 +273,16 @@ BOOST_AUTO_TEST_CASE(out_of_memory_with_nothing_held_says_what_it_knew) {
 BOOST_AUTO_TEST_CASE(the_reclaim_hook_runs_before_held_blocks_are_released) {
   auto faulty = std::make_shared<faulty_upstream>(std::make_shared<reserving_host>());
   pool::block_pool p(faulty, std::make_shared<pool::unordered_fences>());
-  const std::uintptr_t garbage = p.allocate(8192, nullptr); // "still referenced by Python"
-  const std::uintptr_t other = p.allocate(1 << 16, nullptr);
+  const device_ptr garbage = p.allocate(8192, nullptr); // "still referenced by Python"
+  const device_ptr other = p.allocate(1 << 16, nullptr);
   p.deallocate(other, 1 << 16, nullptr);
   int runs = 0;
-  p.set_reclaim_hook([&] {
+  p.set_out_of_memory_hook([&] {
     ++runs;
     p.deallocate(garbage, 8192, nullptr); // gc.collect() dropped the last reference
   });
   faulty->fail_all = true;
-  const std::uintptr_t got = p.allocate(8000, nullptr); // same class as `garbage`
+  const device_ptr got = p.allocate(8000, nullptr); // same class as `garbage`
   BOOST_TEST(runs == 1);
   BOOST_TEST(got == garbage);
   BOOST_TEST(p.counters().held_blocks == 1u); // the unrelated held block survived
@@ -294,7 +294,7 @@ BOOST_AUTO_TEST_CASE(the_reclaim_hook_runs_before_held_blocks_are_released) {
 BOOST_AUTO_TEST_CASE(other_upstream_errors_are_not_taken_for_out_of_memory) {
   auto faulty = std::make_shared<faulty_upstream>(std::make_shared<reserving_host>());
   pool::block_pool p(faulty, std::make_shared<pool::unordered_fences>());
-  const std::uintptr_t held = p.allocate(1 << 16, nullptr);
+  const device_ptr held = p.allocate(1 << 16, nullptr);
   p.deallocate(held, 1 << 16, nullptr);
   faulty->fail_code = CUDA_ERROR_INVALID_VALUE;
   try {
@@ -316,11 +316,11 @@ BOOST_AUTO_TEST_CASE(sixteen_threads_hammering_one_pool) {
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       std::mt19937 rng(t);
-      std::vector<std::pair<std::uintptr_t, std::size_t>> mine;
+      std::vector<std::pair<device_ptr, std::size_t>> mine;
       for (int r = 0; r < rounds; ++r) {
         if (mine.size() < 8 && (mine.empty() || rng() % 2)) {
           const std::size_t n = std::size_t{16} << (rng() % 12); // 12 classes, heavy sharing
-          const std::uintptr_t q = p.allocate(n, nullptr);
+          const device_ptr q = p.allocate(n, nullptr);
           tag(q, (std::uint64_t(t) << 32) | r);
           mine.emplace_back(q, n);
         } else {
@@ -340,7 +340,7 @@ BOOST_AUTO_TEST_CASE(sixteen_threads_hammering_one_pool) {
   for (auto &w : workers)
     w.join();
   BOOST_TEST(clashes.load() == 0);
-  const pool::pool_counters c = p.counters();
+  const cuplug::pool_stats c = p.counters();
   BOOST_TEST(c.active_blocks == 0u);
   BOOST_TEST(c.active_bytes == 0u);
   BOOST_TEST(c.managed_bytes == c.held_bytes);
@@ -357,7 +357,7 @@ BOOST_AUTO_TEST_CASE(a_million_operations_of_churn) {
   fences->keep_log = false;
   pool::block_pool p(upstream, fences);
   std::mt19937_64 rng(7);
-  std::vector<std::pair<std::uintptr_t, std::size_t>> live;
+  std::vector<std::pair<device_ptr, std::size_t>> live;
   std::size_t live_bytes = 0, big = 0;
   const CUstream streams[] = {nullptr, fake_stream(1), fake_stream(2)};
   for (int op = 0; op < 1000000; ++op) {
@@ -371,13 +371,13 @@ BOOST_AUTO_TEST_CASE(a_million_operations_of_churn) {
       else
         n = 1 + (rng() >> (rng() % 64)) % (std::size_t{1} << (1 + rng() % 24));
       if (n == 0) { // the allocator door answers 0 for 0 bytes; the pool serves a 1-byte block
-        const std::uintptr_t q = p.allocate(0, nullptr);
+        const device_ptr q = p.allocate(0, nullptr);
         BOOST_TEST_REQUIRE(q != 0u);
         p.deallocate(q, 0, nullptr);
         continue;
       }
       big += n > (std::size_t{1} << 32);
-      const std::uintptr_t q = p.allocate(n, streams[rng() % 3]);
+      const device_ptr q = p.allocate(n, streams[rng() % 3]);
       tag(q, static_cast<std::uint64_t>(op));
       live.emplace_back(q, n);
       live_bytes += n;
@@ -398,7 +398,7 @@ BOOST_AUTO_TEST_CASE(a_million_operations_of_churn) {
     p.deallocate(q, n, nullptr);
   BOOST_TEST(p.counters().active_blocks == 0u);
   p.free_held();
-  const pool::pool_counters c = p.counters();
+  const cuplug::pool_stats c = p.counters();
   BOOST_TEST(c.held_bytes == 0u);
   BOOST_TEST(c.managed_bytes == 0u);
   BOOST_TEST(upstream->stats().bytes_in_use == 0u);
@@ -410,7 +410,7 @@ BOOST_AUTO_TEST_CASE(trace_lines_say_what_happened) {
   host_pool h;
   h.pool.set_trace(true);
   // Only checks that tracing does not disturb the pool; the lines go to stdout.
-  const std::uintptr_t a = h.pool.allocate(100, nullptr);
+  const device_ptr a = h.pool.allocate(100, nullptr);
   h.pool.deallocate(a, 100, nullptr);
   BOOST_TEST(h.pool.allocate(100, nullptr) == a);
   h.pool.deallocate(a, 100, nullptr);

@@ -1,5 +1,5 @@
 // The pool's size classes: every size fits its class, classes round-trip, overhead < 1/16.
-#include "../../../plugins/allocator_pool/size_bins.hpp"
+#include <cuplug/pool/size_bins.hpp>
 
 #include <boost/test/unit_test.hpp>
 

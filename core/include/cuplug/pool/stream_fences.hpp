@@ -2,16 +2,20 @@
 // it, waited on by the stream that takes it. No driver calls here (see cuda_event_fences.hpp).
 #pragma once
 
+#include <cuplug/allocator.hpp>
+#include <cuplug/plugin_abi.hpp>
+
 #include <cuda.h>
 
 #include <cstdint>
+#include <memory>
 
 namespace cuplug::pool {
 
 using fence_t = std::uintptr_t; // an opaque fence handle; 0 = none
 
 // Implementations are thread-safe.
-class stream_fences {
+class CUPLUG_API stream_fences {
 public:
   virtual ~stream_fences() = default;
 
@@ -42,7 +46,7 @@ public:
 };
 
 // Host memory: nothing to order.
-class unordered_fences final : public stream_fences {
+class CUPLUG_API unordered_fences final : public stream_fences {
 public:
   bool needs_fences() const noexcept override { return false; }
   std::uintptr_t domain() const noexcept override { return 0; }
@@ -52,5 +56,9 @@ public:
   void synchronize(fence_t) override {}
   void release(fence_t) noexcept override {}
 };
+
+// The fences memory of `kind` needs: none for plain host memory, CUDA events for the rest
+// (device, managed and page-locked memory is used by streams).
+CUPLUG_API std::shared_ptr<stream_fences> make_fences(memory_kind kind);
 
 } // namespace cuplug::pool

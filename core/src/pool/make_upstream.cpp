@@ -1,19 +1,20 @@
-// Creates an adaptor's upstream allocator by backend name, with that backend's configured options.
-#pragma once
+// An adaptor's upstream, made through the registry, with one cycle guard for every plugin.
+#include <cuplug/pool/make_upstream.hpp>
 
-#include <cuplug/allocator.hpp>
+#include "../registry_upstream.hpp"
+
 #include <cuplug/config.hpp>
 #include <cuplug/errors.hpp>
-#include <cuplug/registry.hpp>
-
-#include <string>
 
 namespace cuplug::pool {
 
-// A fresh object (not the shared backend), so an adaptor's upstream counts only what the
-// adaptor asked of it. `adaptor` names the caller in messages ("pool"). A chain deeper than 16
-// is taken for a cycle in the `upstream` options (pool -> limiting -> pool -> ...).
-inline plugin_ptr<allocator> make_upstream(const std::string &name, const std::string &adaptor) {
+plugin_ptr<allocator> make_upstream(const options &opts, const std::string &adaptor) {
+  // Read even when an object is given, so that a configured `upstream` is not "unknown".
+  const std::string name =
+      opts.get_string("upstream", config::builtin_default(plugin_kind::allocator));
+  if (plugin_ptr<allocator> given = detail::take_offered_upstream())
+    return given; // registry::create_adaptor: the object wins over the option
+  // Here in the core, so one count covers a chain that runs through several plugins.
   static thread_local int depth = 0;
   if (name.empty())
     throw config_error("allocator '" + adaptor + "': option 'upstream' is empty; name an " +

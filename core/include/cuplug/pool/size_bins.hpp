@@ -1,4 +1,4 @@
-// The pool's size classes: PyCUDA's bitlog2 + 4 mantissa bits, rounded up so exact sizes fit.
+// The pool kit's size classes: PyCUDA's bitlog2 + 4 mantissa bits, rounded up so exact sizes fit.
 #pragma once
 
 #include <cstddef>

@@ -2,10 +2,9 @@
 // sizes, an upstream that fails on demand, and fences that record what the pool asked of them.
 #pragma once
 
-#include "../../../plugins/allocator_pool/stream_fences.hpp"
-
 #include <cuplug/allocator.hpp>
 #include <cuplug/errors.hpp>
+#include <cuplug/pool/stream_fences.hpp>
 #include <cuplug/registry.hpp>
 
 #include <sys/mman.h>
@@ -16,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cuplug::test {
@@ -29,20 +29,20 @@ public:
 
 private:
   static constexpr std::size_t big = std::size_t{1} << 20;
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream) override {
     if (bytes < big) {
       void *p = std::aligned_alloc(256, (bytes + 255) & ~std::size_t{255});
       if (!p)
         throw std::bad_alloc();
-      return reinterpret_cast<std::uintptr_t>(p);
+      return reinterpret_cast<device_ptr>(p);
     }
     void *p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
       throw std::bad_alloc();
     mprotect(p, 4096, PROT_READ | PROT_WRITE);
-    return reinterpret_cast<std::uintptr_t>(p);
+    return reinterpret_cast<device_ptr>(p);
   }
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream) override {
     if (bytes < big)
       std::free(reinterpret_cast<void *>(ptr));
     else
@@ -66,7 +66,7 @@ public:
   const plugin_ptr<allocator> &inner() const { return inner_; }
 
 private:
-  std::uintptr_t do_allocate(std::size_t bytes, CUstream stream) override {
+  device_ptr do_allocate(std::size_t bytes, CUstream stream) override {
     ++calls;
     if (fail_code.load() != 0)
       throw cuda_error("faulty::allocate", fail_code.load());
@@ -75,7 +75,7 @@ private:
       throw out_of_memory("faulty::allocate", bytes, used, 0, budget.load());
     return inner_->allocate(bytes, stream);
   }
-  void do_deallocate(std::uintptr_t ptr, std::size_t bytes, CUstream stream) override {
+  void do_deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) override {
     inner_->deallocate(ptr, bytes, stream);
   }
   memory_kind do_kind() const override { return inner_->kind(); }
