@@ -16,7 +16,8 @@ namespace {
 }
 
 std::string lower(std::string s) {
-  for (auto &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -41,51 +42,68 @@ std::string options::get_string(const std::string &key, const std::string &fallb
 
 long long options::get_int(const std::string &key, long long fallback) const {
   const auto *v = find(key);
-  if (!v) return fallback;
+  if (!v)
+    return fallback;
   const std::string s = trim(*v);
   char *end = nullptr;
   errno = 0;
   long long out = std::strtoll(s.c_str(), &end, 0);
-  if (s.empty() || *end != '\0' || errno == ERANGE) bad_value(key, *v, "an integer");
+  if (s.empty() || *end != '\0' || errno == ERANGE)
+    bad_value(key, *v, "an integer");
   return out;
 }
 
 bool options::get_bool(const std::string &key, bool fallback) const {
   const auto *v = find(key);
-  if (!v) return fallback;
+  if (!v)
+    return fallback;
   const std::string s = lower(trim(*v));
-  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
-  if (s == "0" || s == "false" || s == "no" || s == "off") return false;
+  if (s == "1" || s == "true" || s == "yes" || s == "on")
+    return true;
+  if (s == "0" || s == "false" || s == "no" || s == "off")
+    return false;
   bad_value(key, *v, "a boolean (true/false, 1/0, yes/no, on/off)");
 }
 
 double options::get_double(const std::string &key, double fallback) const {
   const auto *v = find(key);
-  if (!v) return fallback;
+  if (!v)
+    return fallback;
   const std::string s = trim(*v);
   char *end = nullptr;
   double out = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || !std::isfinite(out)) bad_value(key, *v, "a number");
+  if (s.empty() || *end != '\0' || !std::isfinite(out))
+    bad_value(key, *v, "a number");
   return out;
 }
 
 std::size_t options::get_bytes(const std::string &key, std::size_t fallback) const {
   const auto *v = find(key);
-  if (!v) return fallback;
+  if (!v)
+    return fallback;
   const std::string s = trim(*v);
   char *end = nullptr;
   double number = std::strtod(s.c_str(), &end);
   std::string unit = lower(trim(std::string(end)));
   double scale = 0;
-  if (unit.empty() || unit == "b") scale = 1;
-  else if (unit == "kb") scale = 1e3;
-  else if (unit == "mb") scale = 1e6;
-  else if (unit == "gb") scale = 1e9;
-  else if (unit == "tb") scale = 1e12;
-  else if (unit == "kib" || unit == "k") scale = 1024.0;
-  else if (unit == "mib" || unit == "m") scale = 1024.0 * 1024;
-  else if (unit == "gib" || unit == "g") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "tib" || unit == "t") scale = 1024.0 * 1024 * 1024 * 1024;
+  if (unit.empty() || unit == "b")
+    scale = 1;
+  else if (unit == "kb")
+    scale = 1e3;
+  else if (unit == "mb")
+    scale = 1e6;
+  else if (unit == "gb")
+    scale = 1e9;
+  else if (unit == "tb")
+    scale = 1e12;
+  else if (unit == "kib" || unit == "k")
+    scale = 1024.0;
+  else if (unit == "mib" || unit == "m")
+    scale = 1024.0 * 1024;
+  else if (unit == "gib" || unit == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "tib" || unit == "t")
+    scale = 1024.0 * 1024 * 1024 * 1024;
   if (s.empty() || end == s.c_str() || scale == 0 || !(number >= 0) || !std::isfinite(number))
     bad_value(key, *v, "a byte size such as 1048576, 64MiB or 1.5GiB");
   return static_cast<std::size_t>(std::llround(number * scale));
@@ -119,7 +137,8 @@ void options::distrust(const std::string &key, std::string why) {
 std::vector<std::string> options::unknown() const {
   std::vector<std::string> out;
   for (const auto &kv : values_)
-    if (!known_.count(kv.first)) out.push_back(kv.first);
+    if (!known_.count(kv.first))
+      out.push_back(kv.first);
   return out;
 }
 

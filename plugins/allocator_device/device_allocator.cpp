@@ -31,5 +31,4 @@ void device_allocator::do_deallocate(device_ptr ptr, std::size_t, CUstream) {
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(allocator, cuplug::plugins::device_allocator, "device",
-              "cuMemAlloc/cuMemFree for every allocation, no caching",
-              CUPLUG_PLUGIN_VERSION)
+              "cuMemAlloc/cuMemFree for every allocation, no caching", CUPLUG_PLUGIN_VERSION)

@@ -65,5 +65,4 @@ private:
 } // namespace cuplug::plugins
 
 CUPLUG_PLUGIN(allocator, cuplug::plugins::limiting_allocator, "limiting",
-              "adaptor capping the bytes in use (options: upstream, limit)",
-              CUPLUG_PLUGIN_VERSION)
+              "adaptor capping the bytes in use (options: upstream, limit)", CUPLUG_PLUGIN_VERSION)

@@ -176,11 +176,10 @@ private:
     const unsigned thread = thread_number();
     char line[160];
     std::lock_guard<std::mutex> lock(mutex_);
-    const int n = std::snprintf(line, sizeof line,
-                                "%" PRIu64 " %lld %u %s 0x%llx %zu 0x%" PRIxPTR "\n", ++seq_,
-                                static_cast<long long>(ns), thread, event,
-                                static_cast<unsigned long long>(ptr), bytes,
-                                reinterpret_cast<std::uintptr_t>(stream));
+    const int n = std::snprintf(
+        line, sizeof line, "%" PRIu64 " %lld %u %s 0x%llx %zu 0x%" PRIxPTR "\n", ++seq_,
+        static_cast<long long>(ns), thread, event, static_cast<unsigned long long>(ptr), bytes,
+        reinterpret_cast<std::uintptr_t>(stream));
     try {
       if (missing_ != 0 && !gap_queued_)
         queue_gap_mark();

@@ -1,8 +1,8 @@
 // The nvcc compiler: CUDA C++ compiled by running the toolkit's nvcc in a private temp dir.
 #pragma once
 
-#include <cuplug/gpu_arch.hpp>
 #include <cuplug/compiler.hpp>
+#include <cuplug/gpu_arch.hpp>
 #include <cuplug/options.hpp>
 
 #include <mutex>

@@ -1,8 +1,8 @@
 // The NVRTC compiler: CUDA C++ compiled in process by the toolkit's runtime compiler.
 #pragma once
 
-#include <cuplug/gpu_arch.hpp>
 #include <cuplug/compiler.hpp>
+#include <cuplug/gpu_arch.hpp>
 #include <cuplug/options.hpp>
 
 #include <string>

@@ -7,8 +7,6 @@ import functools
 import os
 import warnings
 
-import numpy as np
-
 import cuplug.driver as cuda
 from cuplug._cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
     Argument,
@@ -220,7 +218,6 @@ from cuplug._dtypes import (  # noqa: E402, F401  (re-exported)
     get_or_register_dtype,
     register_dtype,
 )
-
 
 # }}}
 

@@ -1,6 +1,6 @@
 // The extension module cuplug._core: one init_<area>() per file.
-#include "driver/context.hpp"
 #include "bindings.hpp"
+#include "driver/context.hpp"
 #include "support/convert.hpp"
 
 PYBIND11_MODULE(_core, m) {

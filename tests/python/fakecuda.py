@@ -103,41 +103,82 @@ class CUipcEventHandle(Structure):
 
 class CUDA_MEMCPY2D(Structure):
     _fields_ = [
-        ("srcXInBytes", c_size_t), ("srcY", c_size_t), ("srcMemoryType", c_int),
-        ("srcHost", c_void_p), ("srcDevice", CUdeviceptr), ("srcArray", c_void_p),
+        ("srcXInBytes", c_size_t),
+        ("srcY", c_size_t),
+        ("srcMemoryType", c_int),
+        ("srcHost", c_void_p),
+        ("srcDevice", CUdeviceptr),
+        ("srcArray", c_void_p),
         ("srcPitch", c_size_t),
-        ("dstXInBytes", c_size_t), ("dstY", c_size_t), ("dstMemoryType", c_int),
-        ("dstHost", c_void_p), ("dstDevice", CUdeviceptr), ("dstArray", c_void_p),
+        ("dstXInBytes", c_size_t),
+        ("dstY", c_size_t),
+        ("dstMemoryType", c_int),
+        ("dstHost", c_void_p),
+        ("dstDevice", CUdeviceptr),
+        ("dstArray", c_void_p),
         ("dstPitch", c_size_t),
-        ("WidthInBytes", c_size_t), ("Height", c_size_t),
+        ("WidthInBytes", c_size_t),
+        ("Height", c_size_t),
     ]
 
 
 class CUDA_MEMCPY3D(Structure):
     _fields_ = [
-        ("srcXInBytes", c_size_t), ("srcY", c_size_t), ("srcZ", c_size_t), ("srcLOD", c_size_t),
-        ("srcMemoryType", c_int), ("srcHost", c_void_p), ("srcDevice", CUdeviceptr),
-        ("srcArray", c_void_p), ("reserved0", c_void_p), ("srcPitch", c_size_t),
+        ("srcXInBytes", c_size_t),
+        ("srcY", c_size_t),
+        ("srcZ", c_size_t),
+        ("srcLOD", c_size_t),
+        ("srcMemoryType", c_int),
+        ("srcHost", c_void_p),
+        ("srcDevice", CUdeviceptr),
+        ("srcArray", c_void_p),
+        ("reserved0", c_void_p),
+        ("srcPitch", c_size_t),
         ("srcHeight", c_size_t),
-        ("dstXInBytes", c_size_t), ("dstY", c_size_t), ("dstZ", c_size_t), ("dstLOD", c_size_t),
-        ("dstMemoryType", c_int), ("dstHost", c_void_p), ("dstDevice", CUdeviceptr),
-        ("dstArray", c_void_p), ("reserved1", c_void_p), ("dstPitch", c_size_t),
+        ("dstXInBytes", c_size_t),
+        ("dstY", c_size_t),
+        ("dstZ", c_size_t),
+        ("dstLOD", c_size_t),
+        ("dstMemoryType", c_int),
+        ("dstHost", c_void_p),
+        ("dstDevice", CUdeviceptr),
+        ("dstArray", c_void_p),
+        ("reserved1", c_void_p),
+        ("dstPitch", c_size_t),
         ("dstHeight", c_size_t),
-        ("WidthInBytes", c_size_t), ("Height", c_size_t), ("Depth", c_size_t),
+        ("WidthInBytes", c_size_t),
+        ("Height", c_size_t),
+        ("Depth", c_size_t),
     ]
 
 
 class CUDA_MEMCPY3D_PEER(Structure):
     _fields_ = [
-        ("srcXInBytes", c_size_t), ("srcY", c_size_t), ("srcZ", c_size_t), ("srcLOD", c_size_t),
-        ("srcMemoryType", c_int), ("srcHost", c_void_p), ("srcDevice", CUdeviceptr),
-        ("srcArray", c_void_p), ("srcContext", c_void_p), ("srcPitch", c_size_t),
+        ("srcXInBytes", c_size_t),
+        ("srcY", c_size_t),
+        ("srcZ", c_size_t),
+        ("srcLOD", c_size_t),
+        ("srcMemoryType", c_int),
+        ("srcHost", c_void_p),
+        ("srcDevice", CUdeviceptr),
+        ("srcArray", c_void_p),
+        ("srcContext", c_void_p),
+        ("srcPitch", c_size_t),
         ("srcHeight", c_size_t),
-        ("dstXInBytes", c_size_t), ("dstY", c_size_t), ("dstZ", c_size_t), ("dstLOD", c_size_t),
-        ("dstMemoryType", c_int), ("dstHost", c_void_p), ("dstDevice", CUdeviceptr),
-        ("dstArray", c_void_p), ("dstContext", c_void_p), ("dstPitch", c_size_t),
+        ("dstXInBytes", c_size_t),
+        ("dstY", c_size_t),
+        ("dstZ", c_size_t),
+        ("dstLOD", c_size_t),
+        ("dstMemoryType", c_int),
+        ("dstHost", c_void_p),
+        ("dstDevice", CUdeviceptr),
+        ("dstArray", c_void_p),
+        ("dstContext", c_void_p),
+        ("dstPitch", c_size_t),
         ("dstHeight", c_size_t),
-        ("WidthInBytes", c_size_t), ("Height", c_size_t), ("Depth", c_size_t),
+        ("WidthInBytes", c_size_t),
+        ("Height", c_size_t),
+        ("Depth", c_size_t),
     ]
 
 
@@ -147,15 +188,22 @@ class CUmemLocation(Structure):
 
 class CUmemPoolProps(Structure):
     _fields_ = [
-        ("allocType", c_int), ("handleTypes", c_int), ("location", CUmemLocation),
-        ("win32SecurityAttributes", c_void_p), ("maxSize", c_size_t), ("usage", c_ushort),
+        ("allocType", c_int),
+        ("handleTypes", c_int),
+        ("location", CUmemLocation),
+        ("win32SecurityAttributes", c_void_p),
+        ("maxSize", c_size_t),
+        ("usage", c_ushort),
         ("reserved", c_ubyte * 54),
     ]
 
 
 class CUctxCreateParams(Structure):
-    _fields_ = [("execAffinityParams", c_void_p), ("numExecAffinityParams", c_int),
-                ("cigParams", c_void_p)]
+    _fields_ = [
+        ("execAffinityParams", c_void_p),
+        ("numExecAffinityParams", c_int),
+        ("cigParams", c_void_p),
+    ]
 
 
 P = POINTER
@@ -279,13 +327,23 @@ PROTOTYPES = {
     "cuModuleGetFunction": [handle_p, handle, c_char_p],
     "cuModuleGetGlobal": [dptr_p, size_p, handle, c_char_p],
     "cuLinkCreate": [c_uint, P(c_int), P(c_void_p), handle_p],
-    "cuLinkAddData": [handle, c_int, c_void_p, c_size_t, c_char_p, c_uint, P(c_int),
-                      P(c_void_p)],
+    "cuLinkAddData": [handle, c_int, c_void_p, c_size_t, c_char_p, c_uint, P(c_int), P(c_void_p)],
     "cuLinkAddFile": [handle, c_int, c_char_p, c_uint, P(c_int), P(c_void_p)],
     "cuLinkComplete": [handle, P(c_void_p), size_p],
     "cuLinkDestroy": [handle],
-    "cuLaunchKernel": [handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, handle,
-                       P(c_void_p), P(c_void_p)],
+    "cuLaunchKernel": [
+        handle,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        handle,
+        P(c_void_p),
+        P(c_void_p),
+    ],
     "cuFuncGetAttribute": [int_p, c_int, handle],
     "cuFuncSetAttribute": [handle, c_int, c_int],
     "cuFuncSetCacheConfig": [handle, c_int],
@@ -326,8 +384,9 @@ class Driver:
         if name not in self._functions:
             result, address, status = self.proc_address(name)
             if result != CUDA_SUCCESS or not address:
-                raise AttributeError(f"{self.path} has no entry point {name} "
-                                     f"(CUresult {result}, status {status})")
+                raise AttributeError(
+                    f"{self.path} has no entry point {name} (CUresult {result}, status {status})"
+                )
             prototype = ctypes.CFUNCTYPE(CUresult, *PROTOTYPES[name])
             self._functions[name] = prototype(address)
         return self._functions[name]
@@ -370,8 +429,17 @@ class FakeCuda(Driver):
         lib.fake_cuda_clear_faults.restype = None
         lib.fake_cuda_launch_count.restype = ctypes.c_ulonglong
         lib.fake_cuda_clear_launches.restype = None
-        lib.fake_cuda_get_launch.argtypes = [c_uint, c_char_p, c_size_t, P(c_uint), P(c_uint),
-                                             P(c_uint), handle_p, c_void_p, size_p]
+        lib.fake_cuda_get_launch.argtypes = [
+            c_uint,
+            c_char_p,
+            c_size_t,
+            P(c_uint),
+            P(c_uint),
+            P(c_uint),
+            handle_p,
+            c_void_p,
+            size_p,
+        ]
         lib.fake_cuda_get_launch.restype = c_int
         lib.fake_cuda_live_allocations.restype = c_size_t
         lib.fake_cuda_live_host_allocations.restype = c_size_t
@@ -408,13 +476,23 @@ class FakeCuda(Driver):
         name = ctypes.create_string_buffer(512)
         grid, block = (c_uint * 3)(), (c_uint * 3)()
         shared, stream, size = c_uint(), handle(), c_size_t(0)
-        if self.lib.fake_cuda_get_launch(back, name, len(name), grid, block, byref(shared),
-                                         byref(stream), None, byref(size)) != 0:
+        if (
+            self.lib.fake_cuda_get_launch(
+                back, name, len(name), grid, block, byref(shared), byref(stream), None, byref(size)
+            )
+            != 0
+        ):
             return None
         params = ctypes.create_string_buffer(max(size.value, 1))
         self.lib.fake_cuda_get_launch(back, None, 0, None, None, None, None, params, byref(size))
-        return Launch(name.value.decode(), tuple(grid), tuple(block), shared.value,
-                      stream.value or 0, params.raw[: size.value])
+        return Launch(
+            name.value.decode(),
+            tuple(grid),
+            tuple(block),
+            shared.value,
+            stream.value or 0,
+            params.raw[: size.value],
+        )
 
     def last_launch(self) -> Launch | None:
         return self.launch(0)
@@ -458,8 +536,11 @@ def candidate_paths(repo_root: pathlib.Path = REPO_ROOT) -> list[pathlib.Path]:
     if os.environ.get("CUPLUG_BUILD_DIR"):
         build = pathlib.Path(os.environ["CUPLUG_BUILD_DIR"])
         paths.append(build / "tests/fake_driver" / LIBRARY_NAME)
-    builds = sorted(repo_root.glob(f"build*/tests/fake_driver/{LIBRARY_NAME}"),
-                    key=lambda p: p.stat().st_mtime, reverse=True)
+    builds = sorted(
+        repo_root.glob(f"build*/tests/fake_driver/{LIBRARY_NAME}"),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
     return paths + builds
 
 

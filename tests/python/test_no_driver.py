@@ -28,8 +28,9 @@ def no_driver_env() -> dict[str, str]:
 
 
 def run_python(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_import_works_without_a_driver(no_driver_env):
@@ -43,7 +44,8 @@ def test_info_works_without_a_driver(no_driver_env):
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert MISSING_DRIVER in result.stdout, (
         f"`python -m cuplug info` should say which driver library it could not open:\n"
-        f"{result.stdout}")
+        f"{result.stdout}"
+    )
 
 
 def test_first_gpu_call_explains_the_missing_driver(no_driver_env):
@@ -57,7 +59,8 @@ def test_first_gpu_call_explains_the_missing_driver(no_driver_env):
                 print("RuntimeError:", e)
             else:
                 raise SystemExit("cuplug.driver.init() succeeded without a driver")
-        """)
+        """
+    )
     result = run_python(no_driver_env, "-c", script)
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     messages = [line for line in result.stdout.splitlines() if line.startswith("RuntimeError:")]
@@ -65,7 +68,8 @@ def test_first_gpu_call_explains_the_missing_driver(no_driver_env):
     message = messages[0]
     assert MISSING_DRIVER in message, f"the error should name the library: {message}"
     assert "CUPLUG_CUDA_DRIVER" in message or "install" in message.lower(), (
-        f"the error should say what to do: {message}")
+        f"the error should say what to do: {message}"
+    )
 
 
 def test_driver_runtime_error_is_cuplugs_own_class(no_driver_env):
@@ -76,6 +80,7 @@ def test_driver_runtime_error_is_cuplugs_own_class(no_driver_env):
         assert issubclass(cuda.RuntimeError, cuda.Error)
         assert not issubclass(cuda.RuntimeError, builtins.RuntimeError)
         print("ok")
-        """)
+        """
+    )
     result = run_python(no_driver_env, "-c", script)
     assert result.returncode == 0, result.stderr

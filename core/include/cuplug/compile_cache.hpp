@@ -16,7 +16,6 @@ namespace cuplug {
 // Bumped when the entry layout or the key recipe changes; older entries then simply miss.
 inline constexpr std::uint32_t compile_cache_format_version = 2;
 
-
 // A compile request bound to the compiler that serves it, hashed once so that repeated lookups
 // with the same object cost no more than a hash-table probe.
 class cache_request {

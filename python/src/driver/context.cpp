@@ -7,8 +7,8 @@
 // stack is empty that slot does not exist and whatever another library made current stays
 // current; switching between our contexts replaces the slot (cuCtxSetCurrent).
 #include "driver/context.hpp"
-#include "support/convert.hpp"
 #include "driver/activation.hpp"
+#include "support/convert.hpp"
 
 #include <cstdio>
 #include <mutex>

@@ -1,7 +1,7 @@
 // Context (spec §1.5) plus `with ctx:`. Most methods are static and act on the calling thread's
 // current context, as in PyCUDA.
-#include "driver/device.hpp"
 #include "bindings.hpp"
+#include "driver/device.hpp"
 
 namespace cuplug::python {
 

@@ -1,6 +1,6 @@
 // Driver initialisation, versions and Device (spec §1.2, §1.4).
-#include "driver/device.hpp"
 #include "bindings.hpp"
+#include "driver/device.hpp"
 
 #include <cctype>
 #include <string>

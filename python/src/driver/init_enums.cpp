@@ -1,7 +1,7 @@
 // PyCUDA's constant classes (spec §1.3) with the values of the CUDA 13 headers: int-like enums
 // that compare and hash equal to their int values, so they work as ints and as dict keys.
-#include "driver/context.hpp"
 #include "bindings.hpp"
+#include "driver/context.hpp"
 #include "support/convert.hpp"
 
 #include <cudaProfiler.h>

@@ -1,6 +1,6 @@
 // PyCUDA's exception classes (spec §1.1) and the translation of the core's C++ errors into them.
-#include "driver/context.hpp"
 #include "bindings.hpp"
+#include "driver/context.hpp"
 #include "support/convert.hpp"
 
 #include <pybind11/eval.h>

@@ -1,8 +1,8 @@
 // Stream and Event (spec §1.6). Each holds the context it was made in and runs its driver calls
 // under it, from whatever thread calls (scoped_activation pushes the context when it is not
 // current there, and pops it after); it is destroyed under that context too.
-#include "driver/context.hpp"
 #include "bindings.hpp"
+#include "driver/context.hpp"
 #include "support/convert.hpp"
 #include "support/host_buffer.hpp"
 

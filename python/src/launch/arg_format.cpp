@@ -1,8 +1,8 @@
 // Prepared calls: parsing PyCUDA's struct-format strings and packing arguments by them.
 #include "launch/arg_packer.hpp"
 #include "launch/arg_values.hpp"
-#include "memory/memory.hpp"
 #include "launch/numpy_scalars.hpp"
+#include "memory/memory.hpp"
 
 #include <cstring>
 #include <limits>

@@ -1,7 +1,7 @@
 // Per-code value conversion (integers, floats, complex, pointers, buffers) for kernel arguments.
 #include "launch/arg_values.hpp"
-#include "memory/memory.hpp"
 #include "launch/numpy_scalars.hpp"
+#include "memory/memory.hpp"
 #include "support/host_buffer.hpp"
 
 #include <complex>

@@ -1,8 +1,8 @@
 // Function.__call__'s argument packing: PyCUDA's per-argument type dispatch (spec §1.11).
 #include "launch/arg_packer.hpp"
 #include "launch/arg_values.hpp"
-#include "memory/memory.hpp"
 #include "launch/numpy_scalars.hpp"
+#include "memory/memory.hpp"
 #include "support/host_buffer.hpp"
 
 #include <algorithm>

@@ -1,9 +1,9 @@
 // Function: one kernel of a Module, its parameter layout and its prepared argument format.
 #pragma once
 
+#include "driver/activation.hpp"
 #include "launch/arg_packer.hpp"
 #include "launch/module.hpp"
-#include "driver/activation.hpp"
 
 #include <optional>
 #include <string>

@@ -1,8 +1,8 @@
 // Function's Python class: registration, prepare(), arg_format, attributes and properties. The
 // launch methods themselves are in function_launch.cpp and timed_launch.cpp.
-#include "launch/arg_packer.hpp"
 #include "bindings.hpp"
 #include "driver/activation.hpp"
+#include "launch/arg_packer.hpp"
 #include "launch/function.hpp"
 #include "launch/launch_args.hpp"
 #include "launch/launch_entries.hpp"

@@ -1,6 +1,6 @@
 // Module, module_from_buffer / module_from_file and Linker (cuLink*) bindings.
-#include "launch/function.hpp"
 #include "bindings.hpp"
+#include "launch/function.hpp"
 #include "launch/module.hpp"
 #include "support/host_buffer.hpp"
 

@@ -1,9 +1,9 @@
 // Host memory as NumPy arrays: page-locked (cuMemHostAlloc), aligned, managed, and registered
 // (cuMemHostRegister) arrays whose .base owns the memory.
-#include "driver/context.hpp"
 #include "bindings.hpp"
-#include "support/convert.hpp"
+#include "driver/context.hpp"
 #include "memory/memory.hpp"
+#include "support/convert.hpp"
 #include "support/host_buffer.hpp"
 
 #include <cstdint>

@@ -1,12 +1,12 @@
 // Copies and fills: memcpy_htod/dtoh/dtod/peer (+ _async), memset_d8..d2d32 (+ _async),
 // Memcpy2D / Memcpy3D / Memcpy3DPeer. The GIL is released around every driver call.
-#include "driver/context.hpp"
 #include "bindings.hpp"
-#include "support/convert.hpp"
+#include "driver/activation.hpp"
+#include "driver/context.hpp"
 #include "memory/held_buffer.hpp"
 #include "memory/memory.hpp"
 #include "memory/structured_copy.hpp"
-#include "driver/activation.hpp"
+#include "support/convert.hpp"
 
 #include <cstdint>
 #include <cstring>

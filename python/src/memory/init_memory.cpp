@@ -1,9 +1,9 @@
 // Device memory: DeviceAllocation, mem_alloc through the selected allocator backend, pitched,
 // managed and IPC memory, PointerHolderBase.
-#include "driver/context.hpp"
 #include "bindings.hpp"
-#include "support/convert.hpp"
+#include "driver/context.hpp"
 #include "memory/memory.hpp"
+#include "support/convert.hpp"
 #include "support/host_buffer.hpp"
 
 #include <cuplug/backends.hpp>

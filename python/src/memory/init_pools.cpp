@@ -4,10 +4,9 @@
 // through the allocator interface: another pool plugin changes what these classes do.
 #include "bindings.hpp"
 #include "driver/context.hpp"
-#include "support/convert.hpp"
-#include "support/host_buffer.hpp"
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cuplug/allocator.hpp>
 #include <cuplug/config.hpp>

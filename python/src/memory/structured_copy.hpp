@@ -3,9 +3,9 @@
 #pragma once
 
 #include "driver/context.hpp"
-#include "support/convert.hpp"
 #include "memory/held_buffer.hpp"
 #include "memory/memory.hpp"
+#include "support/convert.hpp"
 
 #include <cstdint>
 #include <cstring>

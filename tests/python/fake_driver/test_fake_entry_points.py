@@ -1,4 +1,4 @@
-"""The fake CUDA driver through ctypes, without cuplug: entry points, initialisation, versions and errors.
+"""The fake CUDA driver through ctypes, without cuplug: entry points, init, versions, errors.
 
 Behaviour tests run against the fake and, where one is usable, the real driver too (`drv` is
 parametrized); tests of fake-only conventions use `fake_drv`.

@@ -1,4 +1,4 @@
-"""The fake CUDA driver through ctypes, without cuplug: host, managed and registered memory, stream-ordered pools.
+"""The fake CUDA driver through ctypes, without cuplug: host, managed and registered memory, pools.
 
 Behaviour tests run against the fake and, where one is usable, the real driver too (`drv` is
 parametrized); tests of fake-only conventions use `fake_drv`.

@@ -1,4 +1,4 @@
-"""The fake CUDA driver through ctypes, without cuplug: binary images (cubin/fatbin) and the control API.
+"""The fake CUDA driver through ctypes, without cuplug: binary images (cubin/fatbin), control API.
 
 Behaviour tests run against the fake and, where one is usable, the real driver too (`drv` is
 parametrized); tests of fake-only conventions use `fake_drv`.
