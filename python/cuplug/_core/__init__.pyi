@@ -9,6 +9,8 @@ import typing_extensions
 from . import backends
 from . import _compiler
 from . import allocators
+from . import _array
+from . import _dlpack
 __all__: list[str] = ['AlignedHostAllocation', 'CompileError', 'ConfigError', 'Context', 'Device', 'DeviceAllocation', 'DeviceMemoryPool', 'Error', 'Event', 'Function', 'HostAllocation', 'HostPointer', 'IPCMemoryHandle', 'LaunchError', 'Linker', 'LogicError', 'ManagedAllocation', 'Memcpy2D', 'Memcpy3D', 'Memcpy3DPeer', 'MemoryError', 'Module', 'NotSupportedError', 'PageLockedAllocator', 'PageLockedMemoryPool', 'PagelockedHostAllocation', 'PluginError', 'PointerHolderBase', 'PooledDeviceAllocation', 'PooledHostAllocation', 'RegisteredHostMemory', 'RuntimeError', 'Stream', 'TRSA_OVERRIDE_FORMAT', 'TRSF_NORMALIZED_COORDINATES', 'TRSF_READ_AS_INTEGER', 'TR_DEFAULT', 'address_mode', 'aligned_empty', 'aligned_empty_like', 'aligned_zeros', 'aligned_zeros_like', 'allocators', 'array3d_flags', 'array_cubemap_face', 'array_format', 'backends', 'bitlog2', 'compute_mode', 'ctx_flags', 'device_attribute', 'event_flags', 'filter_mode', 'func_cache', 'function_attribute', 'get_driver_version', 'get_version', 'graphics_register_flags', 'host_alloc_flags', 'init', 'ipc_mem_flags', 'jit_fallback', 'jit_input_type', 'jit_option', 'jit_target', 'limit', 'managed_empty', 'managed_empty_like', 'managed_zeros', 'managed_zeros_like', 'mem_alloc', 'mem_alloc_managed', 'mem_alloc_pitch', 'mem_attach_flags', 'mem_get_address_range', 'mem_get_info', 'mem_get_ipc_handle', 'mem_host_register_flags', 'memcpy_dtod', 'memcpy_dtod_async', 'memcpy_dtoh', 'memcpy_dtoh_async', 'memcpy_htod', 'memcpy_htod_async', 'memcpy_peer', 'memcpy_peer_async', 'memory_type', 'memset_d16', 'memset_d16_async', 'memset_d2d16', 'memset_d2d16_async', 'memset_d2d32', 'memset_d2d32_async', 'memset_d2d8', 'memset_d2d8_async', 'memset_d32', 'memset_d32_async', 'memset_d8', 'memset_d8_async', 'module_from_buffer', 'module_from_file', 'pagelocked_empty', 'pagelocked_empty_like', 'pagelocked_zeros', 'pagelocked_zeros_like', 'pointer_attribute', 'profiler_output_mode', 'register_host_memory', 'shared_config']
 class Error(Exception):
     """
@@ -4250,11 +4252,13 @@ class PooledDeviceAllocation(DeviceAllocation):
         """
     def __repr__(self) -> str:
         ...
-    def free(self) -> None:
-        ...
+    def free(self):
+        """
+        Gives the block back to the pool now.
+        """
 class DeviceMemoryPool:
     """
-    A caching pool of device memory in the current context (PyCUDA's): size classes of 1/16 of a power of two, stream-ordered reuse, frees what it holds and retries on out of memory. `upstream`: the allocator backend it draws from (name or Allocator; default 'device'). Pass pool.allocate as an allocator= argument.
+    A caching pool of device memory in the current context (PyCUDA's): size classes of 1/16 of a power of two, stream-ordered reuse, frees what it holds and retries on out of memory. `upstream`: the allocator backend it draws from (name or Allocator; default 'device'). `backend`: the pool backend that does the pooling (default 'pool'; any allocator plugin that takes an upstream and keeps pool statistics). Pass pool.allocate as an allocator= argument.
     """
     @staticmethod
     def alloc_size(bin: typing.SupportsInt | typing.SupportsIndex) -> int:
@@ -4262,13 +4266,13 @@ class DeviceMemoryPool:
     @staticmethod
     def bin_number(size: typing.Any) -> int:
         ...
-    def __call__(self, size: typing.Any, stream: typing.Any = None) -> PooledDeviceAllocation:
+    def __call__(self, size, stream = None):
         """
         Same as allocate(): a pool is an allocator.
         """
-    def __init__(self, upstream: typing.Any = None) -> None:
+    def __init__(self, upstream: typing.Any = None, backend: typing.Any = None) -> None:
         ...
-    def allocate(self, size: typing.Any, stream: typing.Any = None) -> PooledDeviceAllocation:
+    def allocate(self, size, stream = None):
         """
         A PooledDeviceAllocation of `size` bytes, for work on `stream`.
         """
@@ -4328,7 +4332,7 @@ class PooledHostAllocation:
         """
 class PageLockedMemoryPool:
     """
-    A caching pool of page-locked host memory (PyCUDA's); allocate() returns ndarrays.
+    A caching pool of page-locked host memory (PyCUDA's); allocate() returns ndarrays. `backend`: the pool backend, as for DeviceMemoryPool.
     """
     @staticmethod
     def alloc_size(bin: typing.SupportsInt | typing.SupportsIndex) -> int:
@@ -4336,7 +4340,7 @@ class PageLockedMemoryPool:
     @staticmethod
     def bin_number(size: typing.Any) -> int:
         ...
-    def __init__(self, allocator: typing.Any = None) -> None:
+    def __init__(self, allocator: typing.Any = None, backend: typing.Any = None) -> None:
         ...
     def allocate(self, shape: typing.Any, dtype: typing.Any, order: typing.Any = 'C') -> numpy.ndarray:
         """
@@ -4377,6 +4381,10 @@ class PageLockedMemoryPool:
         """
         Bytes taken from the upstream: held + active blocks.
         """
+def _check_host_buffer(obj: typing.Any, writable: bool, routine: str, role: str, contiguous: bool = True) -> None:
+    """
+    Raises what memcpy_htod (writable=False) or memcpy_dtoh (True) would raise for `obj` as its host buffer: not a buffer, not contiguous, read-only, or holding Python objects.
+    """
 def aligned_empty(shape: typing.Any, dtype: typing.Any, order: typing.Any = 'C', alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
     ...
 def aligned_empty_like(array: typing.Any, alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:

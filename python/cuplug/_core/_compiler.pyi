@@ -10,11 +10,11 @@ class CompileRequest:
     """
     A compile request bound to its compiler backend (the selected one, or `backend` with `backend_options`), hashed once.
     """
-    def __init__(self, source: str, options: collections.abc.Sequence[str] = [], include_dirs: collections.abc.Sequence[str] = [], arch: str = '', target: str = 'cubin', name_expressions: collections.abc.Sequence[str] = [], relocatable: bool = False, source_name: str = 'kernel.cu', backend: typing.Any = None, backend_options: collections.abc.Mapping[str, str] = {}) -> None:
+    def __init__(self, source: str, options: collections.abc.Sequence[str] = [], include_dirs: collections.abc.Sequence[str] = [], arch: str = '', target: str = 'cubin', name_expressions: collections.abc.Sequence[str] = [], relocatable: bool = False, source_name: str = 'kernel.cu', backend: typing.Any = None, backend_options: collections.abc.Mapping[str, str] = {}, code: str = '', debug: bool = False, keep_files: bool = False, keep_directory: str = '', program: str = '') -> None:
         ...
     def key(self) -> str:
         """
-        The content key (SHA-256 hex) of this request; reads the headers it includes.
+        The request key (SHA-256 hex): what the request says, the name of its disk entry. The key of a result also covers what the compile read.
         """
     @property
     def arch(self) -> str:
@@ -44,6 +44,11 @@ class CompileResult:
     def data(self) -> bytes:
         ...
     @property
+    def dependencies(self) -> list[str]:
+        """
+        The files the compile read, as the compiler reported them (the cache checks them).
+        """
+    @property
     def format(self) -> str:
         ...
     @property
@@ -52,8 +57,15 @@ class CompileResult:
         'memory', 'disk', or None when it was compiled now.
         """
     @property
+    def kept_directory(self) -> typing.Any:
+        """
+        Where keep_files left the compiler's files, else None.
+        """
+    @property
     def key(self) -> str:
-        ...
+        """
+        Identifies the image: the request key and the content of what was read.
+        """
     @property
     def log(self) -> str:
         ...
@@ -61,10 +73,23 @@ class CompileResult:
     def lowered_names(self) -> dict[str, str]:
         ...
     @property
+    def not_cached(self) -> typing.Any:
+        """
+        Why a fresh compile was kept in no cache layer, else None.
+        """
+    @property
     def warning(self) -> typing.Any:
         """
         Set once per cache directory that could not be used.
         """
+def _decode_cache_entry(data: bytes, key: str) -> typing.Any:
+    """
+    Test hook: the decoded entry as a dict, or None when the bytes are not one for key.
+    """
+def _encode_cache_entry(key: str, data: bytes, format: str = 'cubin', log: str = '', command: str = '', lowered_names: collections.abc.Mapping[str, str] = {}) -> bytes:
+    """
+    Test hook: an entry (with no recorded inputs) for key.
+    """
 def cache_status(directory: typing.Any = None) -> tuple[str, str, str]:
     """
     (state, root, reason) of a disk cache root; state is usable, unsafe or unusable.

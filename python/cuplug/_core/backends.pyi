@@ -5,7 +5,7 @@ Plugins, backend selection and the driver library
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['ABI_TAG', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'package_plugin_dir', 'plugin_options', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer']
+__all__: list[str] = ['ABI_TAG', 'DEFAULT_BACKENDS', 'DRIVER_API_ENTRIES', 'ENV_VARS', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'open_config_file', 'package_plugin_dir', 'plugin_options', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer', 'unavailable_reason']
 class PluginInfo:
     """
     A plugin that passed the handshake and is loaded.
@@ -46,7 +46,13 @@ class PluginCandidate:
     def abi_tag(self) -> typing.Any:
         ...
     @property
+    def cuplug_version(self) -> typing.Any:
+        ...
+    @property
     def description(self) -> typing.Any:
+        ...
+    @property
+    def driver_api_entries(self) -> typing.Any:
         ...
     @property
     def has_manifest(self) -> bool:
@@ -133,6 +139,10 @@ def names(kind: str) -> list[str]:
     """
     Names of the loaded plugins of a kind, sorted.
     """
+def open_config_file(path: str) -> int:
+    """
+    Opens a config file if cuplug may trust it (nobody but root and you could change it) and returns a file descriptor to read it through; raises ConfigError naming the problem.
+    """
 def package_plugin_dir() -> str:
     """
     The folder the core scans for the package's own plugins.
@@ -161,6 +171,13 @@ def set_file_layer(path: str, backends: collections.abc.Mapping[str, str], plugi
     """
     Installs a parsed config file: {kind: name} and {'kind.name': {option: value}}.
     """
+def unavailable_reason(kind: str, name: str) -> typing.Any:
+    """
+    None when a plugin of that kind and name is loaded, else why it is not available.
+    """
 ABI_TAG: str
+DEFAULT_BACKENDS: dict = {'allocator': 'device', 'compiler': 'nvrtc', 'launcher': 'driver', 'rng': 'curand', 'interop': 'gl'}
+DRIVER_API_ENTRIES: int = 125
+ENV_VARS: dict = {'allocator': 'CUPLUG_ALLOCATOR', 'compiler': 'CUPLUG_COMPILER', 'launcher': 'CUPLUG_LAUNCHER', 'rng': 'CUPLUG_RNG', 'interop': 'CUPLUG_INTEROP'}
 KINDS: tuple = ('allocator', 'compiler', 'launcher', 'rng', 'interop')
-PLUGIN_ABI_MAJOR: int = 1
+PLUGIN_ABI_MAJOR: int = 2
