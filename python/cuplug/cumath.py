@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cuplug import _dtypes
-from cuplug._array import interop as _interop
 
 # Constants the expressions use, spelled out: NVRTC has no M_PI without <math.h>.
 _LN2 = "R(0.693147180559945309417232121458176568)"
@@ -157,7 +156,6 @@ template <class T> __device__ __forceinline__ T cuplug_ipow(T b, T e) {
 
 # GPUArray's exchange protocols (DLPack, CUDA Array Interface, __array__) until the array
 # layer mixes them in itself.
-_interop.install()
 
 _BY_NAME = {}
 for _row in FUNCTIONS:

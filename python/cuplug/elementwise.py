@@ -20,7 +20,6 @@ import re
 
 import numpy as np
 
-from cuplug._array import interop as _interop
 from cuplug._codegen import elementwise as _cg
 from cuplug.tools import ScalarArg, VectorArg, parse_c_arg
 
@@ -37,7 +36,6 @@ __all__ = [
 
 # GPUArray's exchange protocols (DLPack, CUDA Array Interface, __array__) until the array
 # layer mixes them in itself.
-_interop.install()
 
 _GENERATOR_KWARGS = ("preamble", "loop_prep", "after_loop")
 

@@ -13,6 +13,7 @@ from cuplug._array.creation import (
     zeros,
     zeros_like,
 )
+from cuplug._array.interop import asarray, from_dlpack
 from cuplug._array.manipulation import (
     concatenate,
     multi_put,
@@ -42,10 +43,12 @@ __all__ = [
     "ArrayFlags",
     "GPUArray",
     "arange",
+    "asarray",
     "clip",
     "concatenate",
     "empty",
     "empty_like",
+    "from_dlpack",
     "if_positive",
     "logical_and",
     "logical_not",

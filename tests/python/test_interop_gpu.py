@@ -15,9 +15,7 @@ pytestmark = pytest.mark.real_gpu
 def gpu():
     """The primary context of device 0: the one CuPy and PyTorch use, so pointers are shared."""
     import cuplug.driver as drv
-    from cuplug._array import interop
 
-    interop.install()
     drv.init()
     ctx = drv.Device(0).retain_primary_context()
     ctx.push()

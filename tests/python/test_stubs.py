@@ -26,7 +26,14 @@ def _stub_text() -> str:
 def test_package_ships_type_information():
     assert (SOURCE_PACKAGE / "py.typed").is_file()
     names = sorted(p.name for p in STUBS.glob("*.pyi"))
-    assert names == ["__init__.pyi", "_compiler.pyi", "allocators.pyi", "backends.pyi"], names
+    assert names == [
+        "__init__.pyi",
+        "_array.pyi",
+        "_compiler.pyi",
+        "_dlpack.pyi",
+        "allocators.pyi",
+        "backends.pyi",
+    ], names
     # The build tree is the package as installed (python/CMakeLists.txt copies and installs both).
     imported = pathlib.Path(cuplug.__file__).parent
     if imported != SOURCE_PACKAGE:

@@ -9,6 +9,7 @@ from cuplug import _core
 
 from .engine import _register_cache_clearer
 from .indexing import IndexingMixin
+from .interop import ArrayInterop
 from .methods import MethodsMixin
 from .transfers import TransferMixin
 
@@ -32,7 +33,7 @@ class ArrayFlags:
         )
 
 
-class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, _core._array.ArrayBase):
+class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._array.ArrayBase):
     """An n-dimensional array in device memory, PyCUDA's GPUArray with NumPy's semantics.
 
     ``GPUArray(shape, dtype, allocator=None, base=None, gpudata=None, strides=None, order="C")``:

@@ -281,15 +281,10 @@ class ArrayInterop:
 # {{{ import
 
 
-def _gpuarray():
-    from .. import gpuarray  # late: gpuarray imports this module
-
-    return gpuarray
-
-
 def _wrap(shape, dtype, ptr, byte_strides, owner):
-    ga = _gpuarray()
-    return ga.GPUArray(
+    from .core import GPUArray  # late: core mixes in ArrayInterop from this module
+
+    return GPUArray(
         tuple(shape), dtype, gpudata=ptr if ptr else None, strides=tuple(byte_strides), base=owner
     )
 
@@ -346,7 +341,9 @@ def from_dlpack(x, *, device=None, copy=None, stream=None):
                     f"{type(x).__name__} lives in host memory; reaching the GPU needs a copy, "
                     "which copy=False forbids"
                 )
-            return _gpuarray().to_gpu(np.ascontiguousarray(np.from_dlpack(x)))
+            from .transfers import to_gpu
+
+            return to_gpu(np.ascontiguousarray(np.from_dlpack(x)))
     consumer = stream_handle(stream)
     capsule = _call_dlpack(x, _protocol_stream(consumer))
     return _from_capsule(capsule, copy, type(x).__name__)
@@ -420,8 +417,10 @@ def asarray(obj, dtype=None, *, copy=None, stream=None):
     """A GPUArray of obj: itself for a GPUArray; the same memory for device arrays of other
     libraries (``__dlpack__``, else ``__cuda_array_interface__``); a copy to the device for
     anything NumPy can read. dtype other than obj's converts (a copy)."""
-    ga = _gpuarray()
-    if isinstance(obj, ga.GPUArray):
+    from .core import GPUArray
+    from .transfers import to_gpu
+
+    if isinstance(obj, GPUArray):
         result = obj.copy() if copy else obj
     elif _cuda_dlpack_device(obj) is not None:
         result = from_dlpack(obj, copy=copy, stream=stream)
@@ -433,7 +432,7 @@ def asarray(obj, dtype=None, *, copy=None, stream=None):
                 f"{type(obj).__name__} is not device memory; making a GPUArray of it needs a "
                 "copy, which copy=False forbids"
             )
-        return ga.to_gpu(np.ascontiguousarray(np.asarray(obj, dtype=dtype)))
+        return to_gpu(np.ascontiguousarray(np.asarray(obj, dtype=dtype)))
     if dtype is not None and np.dtype(dtype) != result.dtype:
         if copy is False:
             raise ValueError(
@@ -447,22 +446,6 @@ def asarray(obj, dtype=None, *, copy=None, stream=None):
 # }}}
 
 
-def install():
-    """Gives GPUArray the protocols and cuplug.gpuarray asarray/from_dlpack where they do not
-    have them yet. The array layer should mix ArrayInterop into GPUArray and re-export the two
-    functions; until it does, cuplug.cumath and cuplug.elementwise call this at import.
-    Idempotent."""
-    from .. import gpuarray
-
-    cls = gpuarray.GPUArray
-    if not issubclass(cls, ArrayInterop):
-        for name in ("__cuda_array_interface__", "__dlpack__", "__dlpack_device__", "__array__"):
-            setattr(cls, name, ArrayInterop.__dict__[name])
-    for name, value in (("asarray", asarray), ("from_dlpack", from_dlpack)):
-        if not hasattr(gpuarray, name):
-            setattr(gpuarray, name, value)
-
-
 __all__ = [
     "DLPACK_VERSION",
     "ArrayInterop",
@@ -473,7 +456,6 @@ __all__ = [
     "dlpack_dtype",
     "from_cuda_array_interface",
     "from_dlpack",
-    "install",
     "numpy_dtype",
     "stream_handle",
     "to_numpy",

@@ -268,7 +268,7 @@ def set_dispatch(resolver: typing.Any, fallback: typing.Any, legacy_promotion: b
     """
     Installs the Python resolver (name, descriptors, out_dtype) -> (ElementwiseCore, result dtype) or None, and the fallback for cases it cannot cache.
     """
-def set_result_type(arg0: typing.Any) -> None:
+def set_result_type(cls: typing.Any) -> None:
     """
     Registers the class operations return when no operand's class says otherwise.
     """

@@ -524,6 +524,7 @@ void init_array_object(py::module_ &m) {
         Py_INCREF(cls.ptr());
         result_type = reinterpret_cast<PyTypeObject *>(cls.ptr());
       },
+      py::arg("cls"),
       "Registers the class operations return when no operand's class says otherwise.");
 }
 
