@@ -70,10 +70,11 @@ def test_stubs_name_no_cpp_types():
     assert not re.search(r"\barg0\b", text), "an argument without a py::arg name"
 
 
-def _generated_with() -> str | None:
+def _generated_with() -> tuple[str | None, str | None]:
     first = (STUBS / "__init__.pyi").read_text().splitlines()[0]
-    match = re.search(r"pybind11-stubgen ([^)\s]+)", first)
-    return match.group(1) if match else None
+    stubgen = re.search(r"pybind11-stubgen ([^,)\s]+)", first)
+    bound = re.search(r"pybind11 ([^,)\s]+)", first)
+    return (stubgen.group(1) if stubgen else None, bound.group(1) if bound else None)
 
 
 def test_stubs_match_the_extension():
@@ -81,9 +82,16 @@ def test_stubs_match_the_extension():
         installed = importlib.metadata.version("pybind11-stubgen")
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("pybind11-stubgen is not installed (bash tools/ensure_deps.sh installs it)")
-    wanted = _generated_with()
+    wanted, wanted_pybind11 = _generated_with()
     if installed != wanted:
         pytest.skip(f"the stubs were made with pybind11-stubgen {wanted}, this is {installed}")
+    import pybind11
+
+    if pybind11.__version__ != wanted_pybind11:
+        pytest.skip(
+            f"the stubs were made from an extension built with pybind11 {wanted_pybind11}, "
+            f"this one is built with {pybind11.__version__}"
+        )
     package = pathlib.Path(cuplug.__file__).parent
     if package.parent.name != "python" or not (package.parent.parent / "CMakeCache.txt").exists():
         pytest.skip(f"cuplug is imported from {package}, not from a build tree")
