@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from dtype_matrix import ARRAY_DTYPES
 
 from cuplug import _core
 from cuplug._array import interop
@@ -292,22 +293,7 @@ def test_negative_extent_is_refused():
 
 # {{{ dtypes
 
-ALL_DTYPES = [
-    np.bool_,
-    np.int8,
-    np.uint8,
-    np.int16,
-    np.uint16,
-    np.int32,
-    np.uint32,
-    np.int64,
-    np.uint64,
-    np.float16,
-    np.float32,
-    np.float64,
-    np.complex64,
-    np.complex128,
-]
+ALL_DTYPES = ARRAY_DTYPES
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda t: np.dtype(t).name)

@@ -6,26 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dtype_matrix import ARRAY_DTYPES
 
-DTYPES = [
-    np.dtype(t)
-    for t in (
-        np.bool_,
-        np.int8,
-        np.uint8,
-        np.int16,
-        np.uint16,
-        np.int32,
-        np.uint32,
-        np.int64,
-        np.uint64,
-        np.float16,
-        np.float32,
-        np.float64,
-        np.complex64,
-        np.complex128,
-    )
-]
+DTYPES = ARRAY_DTYPES
 
 # Relative tolerance by result dtype: elementary operations are exact in both (IEEE), the
 # rest (pow, complex division) differ by a few ulps between CUDA's and the C library's.

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from dtype_matrix import ARRAY_DTYPES
 
 import cuplug
 import cuplug.driver as drv
@@ -21,22 +22,7 @@ from cuplug.gpuarray import GPUArray
 
 pytestmark = pytest.mark.gpu
 
-DTYPES = [
-    np.bool_,
-    np.int8,
-    np.uint8,
-    np.int16,
-    np.uint16,
-    np.int32,
-    np.uint32,
-    np.int64,
-    np.uint64,
-    np.float16,
-    np.float32,
-    np.float64,
-    np.complex64,
-    np.complex128,
-]
+DTYPES = ARRAY_DTYPES
 CUDA_ERROR_OUT_OF_MEMORY = 2
 
 
