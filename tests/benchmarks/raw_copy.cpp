@@ -2,6 +2,8 @@
 // Usage: raw_copy [--bytes N]... [--repeats R]
 // Prints per size: "raw_copy: bytes=<n> h2d_GBps=<best> d2h_GBps=<best>" (bench_copy.py parses
 // it); GB/s are 1e9 bytes per second, the best of R copies.
+#include "raw_bench.hpp"
+
 #include <cuda.h>
 
 #include <algorithm>
@@ -13,14 +15,7 @@
 
 namespace {
 
-void check(CUresult r, const char *what) {
-  if (r == CUDA_SUCCESS)
-    return;
-  const char *name = "?";
-  cuGetErrorName(r, &name);
-  std::fprintf(stderr, "raw_copy: %s failed: %s\n", what, name);
-  std::exit(1);
-}
+void check(CUresult r, const char *what) { raw_bench::check("raw_copy", r, what); }
 
 template <class Copy> double best_gbps(std::size_t bytes, int repeats, Copy copy) {
   copy(); // warm-up: first touch of the mappings
@@ -39,31 +34,10 @@ template <class Copy> double best_gbps(std::size_t bytes, int repeats, Copy copy
 } // namespace
 
 int main(int argc, char **argv) {
-  std::vector<std::size_t> sizes;
-  int repeats = 10;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--bytes") && i + 1 < argc)
-      sizes.push_back(std::strtoull(argv[++i], nullptr, 10));
-    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
-      repeats = std::atoi(argv[++i]);
-    else {
-      std::fprintf(stderr, "usage: %s [--bytes N]... [--repeats R]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (sizes.empty())
-    sizes = {std::size_t(64) << 20, std::size_t(256) << 20, std::size_t(1) << 30};
-  if (repeats <= 0) {
-    std::fprintf(stderr, "raw_copy: --repeats must be positive\n");
-    return 2;
-  }
-
-  check(cuInit(0), "cuInit");
-  CUdevice dev;
-  check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-  CUcontext ctx;
-  check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  const auto [sizes, repeats] = raw_bench::parse_args(
+      argc, argv, "raw_copy", {std::size_t(64) << 20, std::size_t(256) << 20, std::size_t(1) << 30},
+      10);
+  const CUdevice dev = raw_bench::use_primary_context("raw_copy");
 
   for (std::size_t bytes : sizes) {
     void *host = nullptr;

@@ -3,6 +3,8 @@
 // Usage: raw_d2d [--bytes N]... [--repeats R]
 // Prints per size: "raw_d2d: bytes=<n> GBps=<best> median_GBps=<median>" where GB/s counts the
 // bytes read plus the bytes written (2 n per copy), 1e9 bytes per second, timed with events.
+#include "raw_bench.hpp"
+
 #include <cuda.h>
 
 #include <algorithm>
@@ -13,43 +15,14 @@
 
 namespace {
 
-void check(CUresult r, const char *what) {
-  if (r == CUDA_SUCCESS)
-    return;
-  const char *name = "?";
-  cuGetErrorName(r, &name);
-  std::fprintf(stderr, "raw_d2d: %s failed: %s\n", what, name);
-  std::exit(1);
-}
+void check(CUresult r, const char *what) { raw_bench::check("raw_d2d", r, what); }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  std::vector<std::size_t> sizes;
-  int repeats = 20;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--bytes") && i + 1 < argc)
-      sizes.push_back(std::strtoull(argv[++i], nullptr, 10));
-    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
-      repeats = std::atoi(argv[++i]);
-    else {
-      std::fprintf(stderr, "usage: %s [--bytes N]... [--repeats R]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (sizes.empty())
-    sizes = {std::size_t(1) << 30};
-  if (repeats <= 0) {
-    std::fprintf(stderr, "raw_d2d: --repeats must be positive\n");
-    return 2;
-  }
-
-  check(cuInit(0), "cuInit");
-  CUdevice dev;
-  check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-  CUcontext ctx;
-  check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  const auto [sizes, repeats] =
+      raw_bench::parse_args(argc, argv, "raw_d2d", {std::size_t(1) << 30}, 20);
+  const CUdevice dev = raw_bench::use_primary_context("raw_d2d");
   CUevent start, stop;
   check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
   check(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
