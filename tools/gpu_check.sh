@@ -37,6 +37,45 @@ budget() {
   echo $cap
 }
 
+# Like `timeout SECONDS command...`, but a command that runs out of time first has the stacks of
+# its whole process tree written to STACKLOG (py-spy or gdb, whichever is there), then gets SIGINT
+# (pytest then prints what failed so far) and, 20 seconds later, SIGKILL. Exit 124 on time-out.
+descendants() {
+  local child
+  for child in $(pgrep -P "$1"); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+run_watched() {
+  local limit=$1 stacks=$2 pid end p
+  shift 2
+  "$@" &
+  pid=$!
+  end=$((SECONDS + limit))
+  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
+  if ! kill -0 "$pid" 2>/dev/null; then
+    wait "$pid"
+    return
+  fi
+  for p in $pid $(descendants "$pid"); do
+    echo "=== process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)"
+    if command -v py-spy >/dev/null; then
+      timeout 20 py-spy dump --native --pid "$p" 2>&1
+    elif command -v gdb >/dev/null; then
+      timeout 30 gdb -p "$p" -batch -ex 'thread apply all bt 30' 2>&1 | grep -E '^(Thread|#)'
+    else
+      grep -H . /proc/"$p"/task/*/wchan 2>/dev/null
+    fi
+  done >"$stacks" 2>&1
+  kill -INT "$pid" 2>/dev/null
+  end=$((SECONDS + 20))
+  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
+  for p in $(descendants "$pid") $pid; do kill -KILL "$p" 2>/dev/null; done
+  wait "$pid"
+  return 124
+}
+
 python=$(python3 -c 'import sys; print(sys.executable)')
 export PYTHONPATH="$build/python" CUPLUG_BUILD_DIR="$build" PYTHONUNBUFFERED=1
 # Real driver and devices: never the fake one, and no stale choices from the environment:
@@ -45,6 +84,7 @@ kind_vars=$(sed -n 's/^  X(\([a-z_]*\),.*/CUPLUG_\U\1/p' core/include/cuplug/plu
 # shellcheck disable=SC2086 # one variable name per word
 unset CUPLUG_CUDA_DRIVER $kind_vars CUPLUG_PLUGIN_PATH CUPLUG_CONFIG CUPLUG_DISABLE_CACHE
 export CUPLUG_CACHE_DIR="$build/kernel-cache"
+export CUPLUG_TEST_EXIT_TIMEOUT=30 # conftest.py: a test process that hangs at exit says where
 export PATH="/usr/local/cuda/bin:$PATH"
 
 # --- build ------------------------------------------------------------------------------------
@@ -85,12 +125,39 @@ else
 fi
 
 # --- pytest (all tests, real GPU) -------------------------------------------------------------
-timeout "$(budget 300 170)" "$python" -m pytest tests/python -ra -p no:cacheprovider --durations=15 \
-  -o faulthandler_timeout=100 \
+# On the GPU machine most of the time goes to compiling kernels (NVRTC, on the CPU): with
+# pytest-xdist there, one process per two cores shares the GPU; the tests marked `alone` (they
+# read device-wide free memory) then run by themselves. pytest-timeout, where it is installed,
+# fails a test that hangs instead of the whole run.
+parallel=()
+if "$python" -c 'import xdist' 2>/dev/null; then
+  workers=$((jobs / 2))
+  [ $workers -gt 8 ] && workers=8
+  [ $workers -ge 2 ] && parallel=(-n "$workers" --dist worksteal)
+fi
+timeouts=()
+if "$python" -c 'import pytest_timeout' 2>/dev/null; then
+  timeouts=(--timeout 120)
+fi
+pytest_args=(-rfE --tb=short -p no:cacheprovider -p no:benchmark "${timeouts[@]}")
+# "= 3 failed, 1964 passed, 169 skipped, 4 warnings in 98.1s =" -> "3 failed 1964 passed ..."
+outcome() {
+  grep -E '^[=]* ?[0-9]+ (passed|failed|error|skipped|deselected)' "$1" | tail -1 |
+    sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g'
+}
+run_watched "$(budget 240 230)" "$out/pytest-stacks.log" "$python" -m pytest tests/python \
+  --durations=15 -o faulthandler_timeout=100 "${pytest_args[@]}" "${parallel[@]}" \
   >"$out/pytest.log" 2>&1
 rc=$?
-result=$(grep -E '^[=]* ?[0-9]+ (passed|failed|error)' "$out/pytest.log" | tail -1 |
-  sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g')
+result=$(outcome "$out/pytest.log")
+if [ ${#parallel[@]} -gt 0 ] && [ $rc -ne 124 ]; then
+  run_watched "$(budget 60 220)" "$out/pytest-alone-stacks.log" "$python" -m pytest tests/python \
+    -m alone "${pytest_args[@]}" >"$out/pytest-alone.log" 2>&1
+  rc_alone=$?
+  [ $rc_alone -eq 5 ] && rc_alone=0 # none marked `alone`: nothing to run
+  [ $rc -eq 0 ] && rc=$rc_alone
+  result="${result:-no result} (parallel) + $(outcome "$out/pytest-alone.log") (alone)"
+fi
 # conftest.py prints the driver it chose; GPU tests prove nothing unless it is the real one.
 mode=$(grep -m1 -oE 'cuplug CUDA driver: [A-Z]+' "$out/pytest.log" | awk '{print $4}')
 if [ "$mode" != REAL ]; then
@@ -98,28 +165,35 @@ if [ "$mode" != REAL ]; then
     "$out/pytest.log" | cut -c1-160))"
 elif [ $rc -eq 0 ]; then
   note "pytest ${result:-ok}"
+elif [ $rc -eq 124 ]; then
+  fail "pytest TIMEOUT (pytest.log, pytest-stacks.log)"
 else
   fail "pytest FAILED ${result:-(exit $rc)}"
 fi
 
 # --- compute-sanitizer over the GPU tests ------------------------------------------------------
-limit=$(budget 150 100)
+# One process (memcheck does not follow xdist's workers well), the GPU tests less the `sweep`
+# ones: those repeat kernels other tests already run, over every dtype.
+limit=$(budget 200 100)
 if ! command -v compute-sanitizer >/dev/null; then
   fail "sanitizer FAILED: compute-sanitizer not found"
 else
   # API errors are not reported: the tests provoke them on purpose (out of memory, unknown
   # symbols, the end of cuFuncGetParamInfo's parameter list); memory access errors are.
-  timeout "$limit" compute-sanitizer --tool memcheck --report-api-errors no \
-    --error-exitcode 86 --print-limit 20 \
+  run_watched "$limit" "$out/sanitizer-stacks.log" compute-sanitizer --tool memcheck \
+    --report-api-errors no --error-exitcode 86 --print-limit 20 \
     --target-processes application-only "$python" -m pytest tests/python -q -p no:cacheprovider \
-    -m "gpu or real_gpu" -k "not examples" >"$out/sanitizer.log" 2>&1
+    -p no:benchmark -m "(gpu or real_gpu) and not sweep" -k "not examples" --durations=10 \
+    >"$out/sanitizer.log" 2>&1
   rc=$?
   errors=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$out/sanitizer.log" | awk '{s += $3} END {print s + 0}')
   ran=$(grep -E '[0-9]+ passed' "$out/sanitizer.log" | tail -1 | grep -oE '[0-9]+ passed')
+  # Progress lines ("....s.. [ 12%]"): how many passed before a time-out.
+  dots=$(grep -E '^[.sFEx]+( +\[ *[0-9]+%\])?$' "$out/sanitizer.log" | tr -cd '.' | wc -c)
   if [ "$errors" -gt 0 ] || [ $rc -eq 86 ]; then
     fail "sanitizer FAILED ($errors memcheck errors, sanitizer.log)"
   elif [ $rc -eq 124 ]; then
-    fail "sanitizer TIMEOUT after ${limit}s (0 errors in the part that ran)"
+    fail "sanitizer TIMEOUT after ${limit}s ($dots passed, 0 errors in the part that ran)"
   elif [ $rc -ne 0 ]; then
     fail "sanitizer FAILED (pytest exit $rc under memcheck)"
   else

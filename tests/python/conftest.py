@@ -21,11 +21,14 @@ one it used, whatever this session's mode.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import ctypes
+import faulthandler
 import os
 import pathlib
 import sys
+import threading
 
 import pytest
 
@@ -101,6 +104,16 @@ def pytest_configure(config):
     )
     config.addinivalue_line(
         "markers",
+        "sweep: repeats another test's kernels over every dtype (pair): NumPy's semantics, not new "
+        "memory accesses; tools/gpu_check.sh leaves these out of its compute-sanitizer run",
+    )
+    config.addinivalue_line(
+        "markers",
+        "alone: reads what the whole device reports (free memory), so no other process may use "
+        "the GPU meanwhile; skipped on the real GPU under pytest-xdist",
+    )
+    config.addinivalue_line(
+        "markers",
         "on_fake_driver: set by conftest.py: the test runs against the fake CUDA "
         "driver (tests/fake_driver), not a GPU",
     )
@@ -108,6 +121,19 @@ def pytest_configure(config):
         "markers",
         "on_real_driver: set by conftest.py: the test runs against the real CUDA driver and a GPU",
     )
+
+
+def pytest_unconfigure(config):
+    # A process that does not end after its tests (a thread left running, an exit handler that
+    # blocks) prints where every thread stands and exits, instead of hanging the run (or, as an
+    # xdist worker, the run that waits for it). Armed when the interpreter starts to shut down
+    # (before it waits for threads; an xdist worker idles a while before that), so only the exit
+    # itself is timed. CUPLUG_TEST_EXIT_TIMEOUT=0 turns this off.
+    seconds = float(os.environ.get("CUPLUG_TEST_EXIT_TIMEOUT", "120"))
+    if seconds > 0:
+        # threading._register_atexit runs before non-daemon threads are joined; atexit after.
+        at_exit = getattr(threading, "_register_atexit", atexit.register)
+        at_exit(faulthandler.dump_traceback_later, seconds, exit=True, file=sys.__stderr__)
 
 
 _HEADLINES = {
@@ -157,10 +183,18 @@ def _skip_reason(item) -> str | None:
         return f"needs a real GPU: {DRIVER_DESCRIPTION}"
     if item.get_closest_marker("gpu") and DRIVER_MODE == NONE:
         return f"needs a CUDA device: {DRIVER_DESCRIPTION}"
+    if (
+        item.get_closest_marker("alone")
+        and DRIVER_MODE == REAL
+        and os.environ.get("PYTEST_XDIST_WORKER")
+    ):
+        return (
+            "needs the GPU to itself (reads device-wide free memory) and pytest-xdist runs other "
+            "tests beside it: run it without -n (tools/gpu_check.sh does, after the parallel run)"
+        )
     return None
 
 
-_DRIVER_OF_TEST: dict[str, str | None] = {}
 _OUTCOMES: dict[str | None, collections.Counter] = collections.defaultdict(collections.Counter)
 
 
@@ -170,7 +204,6 @@ def pytest_collection_modifyitems(config, items):
         if reason:
             item.add_marker(pytest.mark.skip(reason=reason))
         driver = _driver_of(item)
-        _DRIVER_OF_TEST[item.nodeid] = driver
         if driver is not None:
             item.add_marker(
                 pytest.mark.on_fake_driver if driver == FAKE else pytest.mark.on_real_driver
@@ -179,8 +212,9 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_runtest_logreport(report):
-    if report.nodeid not in _DRIVER_OF_TEST:
-        return
+    # The driver comes from the report's user properties: under pytest-xdist this runs in the
+    # controller, which collected nothing, and the workers send those along.
+    driver = dict(report.user_properties).get("cuplug_driver")
     outcome = None
     if hasattr(report, "wasxfail"):
         if report.when == "call" or report.skipped:
@@ -192,7 +226,7 @@ def pytest_runtest_logreport(report):
     elif report.skipped:
         outcome = "skipped"
     if outcome is not None:
-        _OUTCOMES[_DRIVER_OF_TEST[report.nodeid]][outcome] += 1
+        _OUTCOMES[driver][outcome] += 1
 
 
 def _counts(counter: collections.Counter) -> str:
@@ -206,7 +240,7 @@ def _ran(counter: collections.Counter) -> int:
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not _DRIVER_OF_TEST:
+    if not _OUTCOMES:
         return
     fake, real, none = _OUTCOMES[FAKE], _OUTCOMES[REAL], _OUTCOMES[None]
     tr = terminalreporter

@@ -209,3 +209,27 @@ def test_operations_may_end_in_a_line_comment():
         for k, lay in enumerate([cg.Layout("cc"), cg.Layout("cc", vec=4), cg.Layout("gg", ndim=2)])
     ]
     _compile(sources)
+
+
+def test_precompiled_headers_made_with_other_options_compile_quietly():
+    """NVRTC's automatic PCH is one per process: kernels compiled with other options (with and
+    without -minimal, other defines) must not warn that the header was made differently."""
+    _nvrtc()
+    source = (
+        "#include <cuda/std/complex>\n"
+        "__global__ void k_%d(cuda::std::complex<float> *p) { p[0] *= p[0]; }\n"
+    )
+    for k, extra in enumerate(([], ["-minimal"], ["-DCUPLUG_TEST_PCH=1"], [])):
+        from cuplug import compiler
+        from cuplug._array.engine import PCH_OPTIONS
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compiler.compile(
+                source % k,
+                target="ptx",
+                arch="sm_90",
+                no_extern_c=True,
+                cache_dir=False,
+                options=PCH_OPTIONS + extra,
+            )

@@ -645,8 +645,12 @@ def test_a_stuck_nvcc_times_out_and_leaves_nothing_running(tmp_path, monkeypatch
     assert gone(wait_for_pids(tmp_path, 1))
 
 
+# SIGINT raises KeyboardInterrupt as in an interactive Python, even where the parent (an xdist
+# worker, say) ignores SIGINT: an ignored signal stays ignored across exec, and Python then
+# installs no handler of its own.
 STUCK_COMPILE = """
-import sys, threading
+import signal, sys, threading
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from cuplug import compiler
 def work():
     compiler.compile('__global__ void k() {}', arch='sm_90', backend='nvcc', nvcc=sys.argv[1])

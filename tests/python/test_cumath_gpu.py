@@ -83,6 +83,7 @@ def cases():
             yield pytest.param(fn, np.dtype(dtype), id=f"{fn.name}-{np.dtype(dtype).name}")
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("fn, dtype", list(cases()))
 def test_function_matches_numpy(gpu, fn, dtype):
     from cuplug import gpuarray

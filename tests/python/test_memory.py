@@ -61,6 +61,7 @@ def test_free_twice_raises_logic_error(ctx):
         drv.memcpy_htod(a, b"x")
 
 
+@pytest.mark.alone
 def test_free_and_drop_return_memory(ctx):
     free_before, total = drv.mem_get_info()
     a = drv.mem_alloc(64 << 20)

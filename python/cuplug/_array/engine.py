@@ -23,8 +23,10 @@ Arg = _cg.Arg
 Layout = _cg.Layout
 
 
-#: NVRTC options for kernels that include <cuda/std/complex> (see _compile_options).
-PCH_OPTIONS = ["-pch", "--pch-messages=false", "-diag-suppress=630"]
+#: NVRTC options for kernels that include <cuda/std/complex> (see _compile_options). NVRTC keeps
+#: one automatic precompiled header per process and says (warning 629) when a compile's options
+#: differ from those it was made with; it then makes a new one, so that is not worth a warning.
+PCH_OPTIONS = ["-pch", "--pch-messages=false", "-diag-suppress=629,630"]
 
 # Code generation choices of the built-in operations (tuned on an H100/H200; CUPLUG_ARRAY_TUNE=
 # "unroll=4,minimal=1" overrides them for experiments).

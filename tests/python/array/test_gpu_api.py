@@ -122,6 +122,7 @@ def test_setitem_and_getitem(dtype):
     np.testing.assert_array_equal(g[-1, ::-3].get(), h[-1, ::-3])
 
 
+@pytest.mark.sweep
 def test_astype_every_pair():
     rng = np.random.default_rng(3)
     for a, b in itertools.product(DTYPES, DTYPES):

@@ -95,6 +95,7 @@ def operands(name, dx, dy, layout, seed):
     return hx, gx, hy, gy
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("name", ["add", "multiply", "true_divide", "less", "maximum"])
 def test_central_operations_over_every_dtype_pair(name):
     for k, (dx, dy) in enumerate(itertools.product(DTYPES, DTYPES)):
@@ -102,6 +103,7 @@ def test_central_operations_over_every_dtype_pair(name):
         run_binary(name, hx, gx, hy, gy, f"{name}({dx}, {dy})")
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_every_operation_over_every_dtype(name):
     for k, dt in enumerate(DTYPES):
@@ -111,7 +113,7 @@ def test_every_operation_over_every_dtype(name):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.int32, marks=pytest.mark.sweep)])
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_every_operation_over_every_layout(name, dtype, layout):
     hx, gx, hy, gy = operands(name, dtype, dtype, layout, 1)
@@ -130,6 +132,7 @@ def test_layouts_of_other_dtypes(dtype, layout):
         run_binary(name, hx, gx, hy, gy, f"{name} {np.dtype(dtype)} {layout}")
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_python_and_numpy_scalars_on_either_side(dtype):
     rng = np.random.default_rng(3)
