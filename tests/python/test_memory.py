@@ -75,6 +75,7 @@ def test_free_and_drop_return_memory(ctx):
     assert drv.mem_get_info()[0] == free_before
 
 
+@pytest.mark.alone
 def test_allocation_is_freed_under_its_own_context(ctx):
     if drv.Device.count() < 2:
         pytest.skip("needs two devices")

@@ -6,6 +6,7 @@ parametrized); tests of fake-only conventions use `fake_drv`.
 
 from __future__ import annotations
 
+import pytest
 from fake_support import *  # noqa: F401,F403
 
 # Device memory --------------------------------------------------------------------------------
@@ -34,6 +35,7 @@ def test_alloc_sizes(drv, ctx):
     assert drv.cuMemAlloc(byref(p), 1 << 50) == fc.CUDA_ERROR_OUT_OF_MEMORY
 
 
+@pytest.mark.alone  # [real] reads the whole device's free memory
 def test_mem_get_info_follows_allocations(drv, ctx):
     free0, total = c_size_t(), c_size_t()
     drv.check("cuMemGetInfo", byref(free0), byref(total))
