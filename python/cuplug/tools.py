@@ -239,12 +239,17 @@ def context_dependent_memoize(func):
             ctx_dict = func._pycuda_ctx_dep_memoize_dic = {}
 
         cur_ctx = cuda.Context.get_current()
+        # Contexts compare by handle, and the driver gives a new context the handle of a
+        # destroyed one: results made under that one (its kernels, its memory) are dropped.
+        owner, results = ctx_dict.get(cur_ctx, (None, None))
+        if owner is not cur_ctx:
+            results = {}
+            ctx_dict[cur_ctx] = (cur_ctx, results)
         try:
-            return ctx_dict[cur_ctx][cache_key]
+            return results[cache_key]
         except KeyError:
             context_dependent_memoized_functions.append(func)
-            result = func(*args, **kwargs)
-            ctx_dict.setdefault(cur_ctx, {})[cache_key] = result
+            result = results[cache_key] = func(*args, **kwargs)
             return result
 
     return wrapper

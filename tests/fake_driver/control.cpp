@@ -107,6 +107,13 @@ void fake_cuda_set_ipc_in_process(int enabled) {
   fake::state().ipc_in_process = enabled != 0;
 }
 
+void fake_cuda_reuse_context_handles(int enabled) {
+  std::lock_guard<std::recursive_mutex> lock(fake::mutex());
+  fake::state().reuse_context_handles = enabled != 0;
+  if (!enabled)
+    fake::state().reusable_contexts.clear();
+}
+
 size_t fake_cuda_take_undefined_behaviour(char *buffer, size_t size) {
   std::lock_guard<std::recursive_mutex> lock(fake::mutex());
   auto reports = fake::take_undefined_behaviour();

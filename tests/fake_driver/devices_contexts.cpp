@@ -23,7 +23,15 @@ int device_count_from_env() {
 }
 
 CUcontext new_context(int device, unsigned flags, bool primary) {
-  auto *ctx = new CUctx_st;
+  auto &reusable = state().reusable_contexts;
+  CUctx_st *ctx;
+  if (!primary && state().reuse_context_handles && !reusable.empty()) {
+    ctx = reusable.back(); // the real driver often gives a new context a destroyed one's handle
+    reusable.pop_back();
+    *ctx = CUctx_st{};
+  } else {
+    ctx = new CUctx_st;
+  }
   ctx->device = device;
   ctx->flags = flags;
   ctx->primary = primary;
@@ -306,6 +314,8 @@ CUresult fake_cuCtxDestroy(CUcontext ctx) {
   release_context_resources(ctx);
   ctx->alive = false;
   state().contexts.erase(ctx); // later uses of the handle: invalid context
+  if (state().reuse_context_handles)
+    state().reusable_contexts.push_back(ctx);
   auto &stack = ctx_stack();
   if (!stack.empty() && stack.back() == ctx)
     stack.pop_back();

@@ -50,6 +50,12 @@ FAKE_CUDA_API size_t fake_cuda_device_bytes_in_use(int device);
  * IPC can be tested in one process. Off by default and after fake_cuda_reset. */
 FAKE_CUDA_API void fake_cuda_set_ipc_in_process(int enabled);
 
+/* The real driver often gives a new context the handle of one destroyed before it, so caches keyed
+ * by the handle must notice the change. enabled != 0 makes the fake do that too (the last destroyed
+ * created context's handle goes to the next created one); otherwise destroyed handles are never
+ * reused, so a late use of one is always caught. Off by default and after fake_cuda_reset. */
+FAKE_CUDA_API void fake_cuda_reuse_context_handles(int enabled);
+
 /* Calls since the last take that the real driver would not survive (a destroyed or made-up handle,
  * a device address used as host memory): the fake returned an error for each, the real driver
  * crashes or aborts. Copies the reports, one per line, into buffer (truncated to size), clears

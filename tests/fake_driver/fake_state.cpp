@@ -423,6 +423,8 @@ void reset_all() {
   s.launch_count = 0;
   s.profiler_running = false;
   s.ipc_in_process = false;
+  s.reuse_context_handles = false;
+  s.reusable_contexts.clear();
   take_undefined_behaviour();
   s.initialized = false;
   ++s.epoch;

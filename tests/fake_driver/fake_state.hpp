@@ -204,6 +204,8 @@ struct state_t {
 
   bool profiler_running = false;
   bool ipc_in_process = false; // fake_cuda_set_ipc_in_process: open IPC handles of this process
+  bool reuse_context_handles = false;       // fake_cuda_reuse_context_handles
+  std::vector<CUcontext> reusable_contexts; // destroyed created contexts, while that is on
   unsigned long long next_id = 1;
 
   std::vector<launch_record> launches; // most recent last, at most launch_history entries

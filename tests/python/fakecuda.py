@@ -452,6 +452,8 @@ class FakeCuda(Driver):
         lib.fake_cuda_context_alive.restype = c_int
         lib.fake_cuda_set_ipc_in_process.argtypes = [c_int]
         lib.fake_cuda_set_ipc_in_process.restype = None
+        lib.fake_cuda_reuse_context_handles.argtypes = [c_int]
+        lib.fake_cuda_reuse_context_handles.restype = None
 
     def reset(self) -> None:
         """Everything back to a freshly loaded driver (cuInit needed again)."""
@@ -510,6 +512,11 @@ class FakeCuda(Driver):
         """Let cuIpcOpenMemHandle / cuIpcOpenEventHandle open this process's own handles, which
         the real driver refuses (CUDA_ERROR_INVALID_CONTEXT); off by default."""
         self.lib.fake_cuda_set_ipc_in_process(int(enabled))
+
+    def reuse_context_handles(self, enabled: bool = True) -> None:
+        """Give a new context the handle of the context destroyed last, as the real driver often
+        does; off by default (destroyed handles stay unused, so late uses are caught)."""
+        self.lib.fake_cuda_reuse_context_handles(int(enabled))
 
     def take_undefined_behaviour(self) -> list[str]:
         """Calls since the last take that a real driver would not survive (destroyed or made-up

@@ -238,6 +238,35 @@ def test_context_dependent_memoize(ctx):
     tools.clear_context_caches()
 
 
+def test_context_dependent_memoize_forgets_a_destroyed_context_whose_handle_came_back(ctx, fake):
+    calls = []
+
+    @tools.context_dependent_memoize
+    def kernel_of(x):
+        calls.append(x)
+        return object()  # stands for something of the context: a kernel, device memory
+
+    fake.reuse_context_handles()
+    try:
+        first = drv.Device(0).make_context()
+        made_in_first = kernel_of(1)
+        assert kernel_of(1) is made_in_first
+        handle = first.handle
+        drv.Context.pop()
+        first.detach()
+        second = drv.Device(0).make_context()
+        try:
+            assert second.handle == handle and second == first  # equal by handle
+            assert kernel_of(1) is not made_in_first
+            assert calls == [1, 1]
+        finally:
+            drv.Context.pop()
+            second.detach()
+    finally:
+        fake.reuse_context_handles(False)
+        tools.clear_context_caches()
+
+
 # ---- test helpers -------------------------------------------------------------------------------
 
 

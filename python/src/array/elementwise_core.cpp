@@ -217,9 +217,16 @@ launch_plan elementwise_core::plan(const operand *ops,
 }
 
 function &elementwise_core::kernel_for(const key &k) {
-  if (last_ != nullptr && last_key_ == k)
+  // A kernel whose module died with its context (detached) is stale even when a new context got
+  // that context's handle, as the driver often gives it: the key matches, the function is gone.
+  if (last_ != nullptr && last_key_ == k && last_->get_module()->alive())
     return *last_;
   auto it = cache_.find(k);
+  if (it != cache_.end() && !it->second->get_module()->alive()) {
+    cache_.erase(it);
+    it = cache_.end();
+    last_ = nullptr;
+  }
   if (it == cache_.end()) {
     py::object f = generator_(k.classes, k.ndim, k.vec, k.index64);
     function_ptr fn = f.cast<function_ptr>();

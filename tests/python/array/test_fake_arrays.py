@@ -405,6 +405,38 @@ def test_clear_context_caches_drops_compiled_kernels(env):
     assert kernel.core.cached_layouts == 1
 
 
+def test_a_new_context_with_a_destroyed_ones_handle_loads_kernels_again(env):
+    """The driver often gives a new context a destroyed one's handle: kernels cached for the
+    old one (keyed by that handle) are gone with its modules and must be loaded again."""
+    gpuarray, fake = env
+    fake.reuse_context_handles()
+    try:
+        first = drv.Device(0).make_context()
+        try:
+            x = gpuarray.zeros((3,), np.float32)
+            x * 5.0
+            del x
+            gc.collect()
+        finally:
+            drv.Context.pop()
+            first_handle = first.handle
+            first.detach()
+        second = drv.Device(0).make_context()
+        try:
+            assert second.handle == first_handle  # what the test is about
+            fake.clear_launches()
+            y = gpuarray.zeros((3,), np.float32) * 5.0
+            assert fake.last_launch().function.startswith("cuplug_multiply")
+            del y
+            gc.collect()
+        finally:
+            drv.Context.pop()
+            second.detach()
+    finally:
+        fake.reuse_context_handles(False)
+    assert fake.take_undefined_behaviour() == []
+
+
 def test_texture_reference_binding_says_it_is_gone(env):
     gpuarray, _ = env
     with pytest.raises(
