@@ -3,32 +3,7 @@ reductions (the work is in cuplug._array.reduction_kernels and cuplug._codegen.r
 
 from __future__ import annotations
 
-from cuplug._array.reduction_kernels import (
-    ReductionKernel,
-    ScalarArg,
-    VectorArg,
-    get_all_kernel,
-    get_any_kernel,
-    get_dot_kernel,
-    get_minmax_kernel,
-    get_minmax_neutral,
-    get_subset_dot_kernel,
-    get_subset_minmax_kernel,
-    get_subset_sum_kernel,
-    get_sum_kernel,
-)
+from cuplug._array import reduction_kernels as _impl
+from cuplug._array.reduction_kernels import *  # noqa: F403 - the module's public names
 
-__all__ = [
-    "ReductionKernel",
-    "ScalarArg",
-    "VectorArg",
-    "get_all_kernel",
-    "get_any_kernel",
-    "get_dot_kernel",
-    "get_minmax_kernel",
-    "get_minmax_neutral",
-    "get_subset_dot_kernel",
-    "get_subset_minmax_kernel",
-    "get_subset_sum_kernel",
-    "get_sum_kernel",
-]
+__all__ = list(_impl.__all__)
