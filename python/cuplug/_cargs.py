@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 
+# PyCUDA's pycuda.tools names (cuplug.tools re-exports them); parse_arguments is the kernel
+# generators' own.
 __all__ = ["Argument", "ScalarArg", "VectorArg", "get_arg_type", "parse_c_arg"]
 
 from cuplug._dtypes import TypeNameNotKnown, dtype_to_ctype, get_or_register_dtype
@@ -77,3 +79,50 @@ def parse_c_arg(c_arg):
 def get_arg_type(c_arg):
     """The struct format character of a C declaration ("P" for pointers)."""
     return parse_c_arg(c_arg).struct_char
+
+
+#: Names the generated elementwise kernels use themselves (besides ``cuplug_*``).
+KERNEL_NAMES = ("i", "n", "tid", "total_threads", "cta_start")
+
+
+def parse_arguments(arguments, taken=KERNEL_NAMES) -> list:
+    """VectorArg/ScalarArg list of a C argument list ("float *z, const float *x, int n") or of
+    a list of VectorArg/ScalarArg (returned as a list). ValueError naming the bad declaration;
+    duplicate names and names the generated kernel uses itself (``taken``, ``cuplug_*``) are
+    refused."""
+    if isinstance(arguments, str):
+        parts = [p.strip() for p in arguments.split(",")]
+        if not arguments.strip() or any(not p for p in parts):
+            raise ValueError(
+                f"argument list {arguments!r} has an empty declaration: expected "
+                "'type *vector, type scalar, ...'"
+            )
+        parsed = []
+        for p in parts:
+            try:
+                parsed.append(parse_c_arg(p))
+            except ValueError as e:
+                raise ValueError(
+                    f"cannot read argument {p!r} of {arguments!r}: {e}; declare vectors as "
+                    "'float *x' and scalars as 'float a' with a registered C type name "
+                    "(cuplug.tools.get_or_register_dtype registers more)"
+                ) from None
+    else:
+        parsed = list(arguments)
+        for a in parsed:
+            if not isinstance(a, (VectorArg, ScalarArg)):
+                raise TypeError(
+                    f"arguments must be a C declaration string or VectorArg/ScalarArg objects, "
+                    f"got {type(a).__name__}"
+                )
+    names = [a.name for a in parsed]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"argument name(s) {', '.join(dup)} declared more than once")
+    reserved = [n for n in names if n in taken or n.startswith("cuplug_")]
+    if reserved:
+        raise ValueError(
+            f"argument name(s) {', '.join(reserved)} are taken by the generated kernel "
+            f"({', '.join(taken)}, cuplug_*)"
+        )
+    return parsed

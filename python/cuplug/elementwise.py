@@ -20,8 +20,9 @@ import re
 
 import numpy as np
 
+from cuplug._cargs import parse_arguments
 from cuplug._codegen import elementwise as _cg
-from cuplug.tools import ScalarArg, VectorArg, parse_c_arg
+from cuplug.tools import ScalarArg, VectorArg
 
 __all__ = [
     "ElementwiseKernel",
@@ -38,52 +39,6 @@ __all__ = [
 # layer mixes them in itself.
 
 _GENERATOR_KWARGS = ("preamble", "loop_prep", "after_loop")
-
-
-def parse_arguments(arguments) -> list:
-    """VectorArg/ScalarArg list of a C argument list ("float *z, const float *x, int n") or of
-    a list of VectorArg/ScalarArg (returned as a list). ValueError naming the bad declaration;
-    duplicate names and names the generated kernel uses itself are refused."""
-    if isinstance(arguments, str):
-        parts = [p.strip() for p in arguments.split(",")]
-        if not arguments.strip() or any(not p for p in parts):
-            raise ValueError(
-                f"argument list {arguments!r} has an empty declaration: expected "
-                "'type *vector, type scalar, ...'"
-            )
-        parsed = []
-        for p in parts:
-            try:
-                parsed.append(parse_c_arg(p))
-            except ValueError as e:
-                raise ValueError(
-                    f"cannot read argument {p!r} of {arguments!r}: {e}; declare vectors as "
-                    "'float *x' and scalars as 'float a' with a registered C type name "
-                    "(cuplug.tools.get_or_register_dtype registers more)"
-                ) from None
-    else:
-        parsed = list(arguments)
-        for a in parsed:
-            if not isinstance(a, (VectorArg, ScalarArg)):
-                raise TypeError(
-                    f"arguments must be a C declaration string or VectorArg/ScalarArg objects, "
-                    f"got {type(a).__name__}"
-                )
-    names = [a.name for a in parsed]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise ValueError(f"argument name(s) {', '.join(dup)} declared more than once")
-    reserved = [
-        n
-        for n in names
-        if n in ("i", "n", "tid", "total_threads", "cta_start") or n.startswith("cuplug_")
-    ]
-    if reserved:
-        raise ValueError(
-            f"argument name(s) {', '.join(reserved)} are taken by the generated kernel "
-            "(i, n, tid, total_threads, cta_start, cuplug_*)"
-        )
-    return parsed
 
 
 def _engine_args(arguments):

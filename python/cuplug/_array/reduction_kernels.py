@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from cuplug import _dtypes
-from cuplug._cargs import ScalarArg, VectorArg, parse_c_arg
+from cuplug._cargs import ScalarArg, VectorArg, parse_arguments
 from cuplug._codegen import reduction as _rg
 
 from .creation import empty as _empty
@@ -37,22 +37,6 @@ __all__ = [
 
 #: Inputs up to this many elements are reduced by one block in one launch.
 SINGLE_BLOCK_MAX = 4096
-
-
-def parse_arguments(arguments):
-    """VectorArg/ScalarArg list of a C argument list ("const float *x, float a") or a list."""
-    if not isinstance(arguments, str):
-        return list(arguments)
-    parts = [p.strip() for p in arguments.split(",")]
-    if not arguments.strip() or any(not p for p in parts):
-        raise ValueError(f"argument list {arguments!r} has an empty declaration")
-    out = []
-    for p in parts:
-        try:
-            out.append(parse_c_arg(p))
-        except ValueError as e:
-            raise ValueError(f"cannot read argument {p!r} of {arguments!r}: {e}") from None
-    return out
 
 
 def _is_array(x):
@@ -81,7 +65,7 @@ class ReductionKernel:
             raise TypeError("ReductionKernel: arguments= is required (e.g. 'const float *in')")
         self.dtype_out = np.dtype(dtype_out)
         self.acc_dtype = self.dtype_out if acc_dtype is None else np.dtype(acc_dtype)
-        self.arguments = parse_arguments(arguments)
+        self.arguments = parse_arguments(arguments, taken=("i", "n"))
         self._vectors = [k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg)]
         if not self._vectors:
             raise ValueError(
@@ -299,22 +283,22 @@ def get_subset_dot_kernel(dtype_out, dtype_subset, dtype_a=None, dtype_b=None):
     )
 
 
+#: (+inf, -inf) as C expressions, by float size.
+_FLOAT_INFINITY = {
+    2: ("__ushort_as_half(0x7c00)", "__ushort_as_half(0xfc00)"),
+    4: ("__int_as_float(0x7f800000)", "__int_as_float(0xff800000)"),
+    8: ("__longlong_as_double(0x7ff0000000000000LL)", "__longlong_as_double(0xfff0000000000000LL)"),
+}
+
+
 def get_minmax_neutral(what, dtype):
     """The C expression of min's (max's) identity for dtype: its largest (smallest) value."""
     dtype = np.dtype(dtype)
     if what not in ("min", "max"):
         raise ValueError(f"what must be 'min' or 'max', got {what!r}")
     if dtype.kind == "f":
-        # NumPy's min/max of floats: infinities are the identity, NaN wins.
-        return (
-            ("" if what == "min" else "-") + "__int_as_float(0x7f800000)"
-            if (dtype.itemsize == 4)
-            else (
-                ("" if what == "min" else "-") + "__longlong_as_double(0x7ff0000000000000LL)"
-                if dtype.itemsize == 8
-                else ("__ushort_as_half(0x7c00)" if what == "min" else "__ushort_as_half(0xfc00)")
-            )
-        )
+        # NumPy's min/max of floats: the infinities are the identities (NaN wins anyway).
+        return _FLOAT_INFINITY[dtype.itemsize][what == "max"]
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         value = info.max if what == "min" else info.min

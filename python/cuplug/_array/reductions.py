@@ -22,6 +22,17 @@ __all__ = [
 ]
 
 
+_SUM_DTYPES = {}
+
+
+def _sum_dtype(dtype):
+    """numpy.sum's result dtype for elements of dtype (bool and small integers widen)."""
+    out = _SUM_DTYPES.get(dtype)
+    if out is None:
+        out = _SUM_DTYPES[dtype] = np.sum(np.zeros(0, dtype)).dtype
+    return out
+
+
 def _contiguous(a, stream=None):
     return a if a.flags.forc else a.copy(stream=stream)
 
@@ -37,7 +48,7 @@ def sum(a, dtype=None, stream=None, allocator=None):  # noqa: A001 - PyCUDA's na
     from . import reduction_kernels as reduction
 
     _check_supported("sum", a)
-    out_dtype = np.dtype(dtype) if dtype is not None else np.sum(np.zeros(0, a.dtype)).dtype
+    out_dtype = np.dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
     kernel = reduction.get_sum_kernel(out_dtype, a.dtype)
     return kernel(_contiguous(a, stream), stream=stream, allocator=allocator)
 
@@ -48,7 +59,7 @@ def subset_sum(subset, a, dtype=None, stream=None, allocator=None):
 
     _check_supported("subset_sum", a)
     _check_indices("subset_sum", subset)
-    out_dtype = np.dtype(dtype) if dtype is not None else np.sum(np.zeros(0, a.dtype)).dtype
+    out_dtype = np.dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
     kernel = reduction.get_subset_sum_kernel(out_dtype, subset.dtype, a.dtype)
     return kernel(
         _contiguous(subset, stream), _contiguous(a, stream), stream=stream, allocator=allocator
