@@ -185,7 +185,7 @@ class ElementwiseKernel:
         self.after_loop = kwargs.get("after_loop", "")
         self._vectors = [k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg)]
         self._kernel = None  # the engine's kernel, made on the first call
-        self._range = {}  # context -> prepared range function
+        self._range = {}  # context -> (that context, its prepared range function)
 
     # {{{ the engine
 
@@ -309,8 +309,8 @@ class ElementwiseKernel:
         from cuplug import driver
 
         ctx = driver.Context.get_current()
-        func = self._range.get(ctx)
-        if func is None:
+        owner, func = self._range.get(ctx, (None, None))
+        if owner is not ctx:  # first use here, or a destroyed context whose handle came back
             _mod, func, _ = get_elwise_kernel_and_types(
                 self.arguments,
                 self.operation,
@@ -322,7 +322,7 @@ class ElementwiseKernel:
                 loop_prep=self.loop_prep,
                 after_loop=self.after_loop,
             )
-            self._range[ctx] = func
+            self._range[ctx] = (ctx, func)
         return func
 
     # }}}

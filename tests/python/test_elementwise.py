@@ -173,3 +173,27 @@ def test_pycuda_array_modules_are_cuplugs(tmp_path):
         tmp_path,
     )
     assert out.strip() == "ok"
+
+
+@pytest.mark.gpu
+def test_range_kernel_is_loaded_again_in_a_new_context_with_a_destroyed_ones_handle(ctx, fake):
+    import cuplug.driver as drv
+    import cuplug.gpuarray as gpuarray
+
+    fill = ElementwiseKernel("float *z, float v", "z[i] = v", "fill_range")
+    fake.reuse_context_handles()
+    try:
+        for _ in range(2):  # the second context gets the first one's handle
+            c = drv.Device(0).make_context()
+            try:
+                z = gpuarray.zeros((16,), np.float32)
+                fake.clear_launches()
+                fill(z, 1.0, range=slice(2, 10, 3))
+                assert fake.launch_count() == 1
+                del z
+            finally:
+                drv.Context.pop()
+                c.detach()
+    finally:
+        fake.reuse_context_handles(False)
+    assert fake.take_undefined_behaviour() == []
