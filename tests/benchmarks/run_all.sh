@@ -10,7 +10,7 @@ python=${PYTHON:-python3}
 parts=$(mktemp -d)
 trap 'rm -rf "$parts"' EXIT
 status=0
-for bench in bench_launch bench_copy bench_alloc bench_compile bench_array; do
+for bench in bench_launch bench_copy bench_alloc bench_compile bench_array bench_reduction; do
   echo "=== $bench"
   "$python" "$here/$bench.py" --json-out "$parts/$bench.json" || { echo "$bench: FAILED"; status=1; }
 done

@@ -128,45 +128,52 @@ class OpInfo:
         return not self.other_subscripts
 
 
-def _subscript_re(name):
-    return re.compile(r"\b" + re.escape(name) + r"\s*\[\s*i\s*\]")
-
-
+# Fixed patterns, compiled once: the analysis of the first array operation of a process is on
+# its critical path, and a pattern per vector name cost ~0.1 ms each to compile.
+_IDENT = re.compile(r"\b[A-Za-z_]\w*")
+_SUBSCRIPT_I = re.compile(r"\b([A-Za-z_]\w*)\s*\[\s*i\s*\]")
+_SUBSCRIPT_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*\[[^\]]*\]\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
 _ASSIGN_AFTER = re.compile(r"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
 _PURE_ASSIGN_AFTER = re.compile(r"\s*=(?!=)")
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_LINE_COMMENT = re.compile(r"//[^\n]*")
+_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 
 
 def _strip_comments_and_strings(code):
-    code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
-    code = re.sub(r"//[^\n]*", " ", code)
-    return re.sub(r'"(?:\\.|[^"\\])*"', '""', code)
+    code = _BLOCK_COMMENT.sub(" ", code)
+    code = _LINE_COMMENT.sub(" ", code)
+    return _STRING.sub('""', code)
 
 
 def analyze(operation, vector_names):
     """Which vectors ``operation`` writes and reads, and whether it needs the linear index."""
     code = _strip_comments_and_strings(operation)
+    names = set(vector_names)
     written, read, other = set(), set(), set()
-    rest = code
-    for name in vector_names:
-        sub = _subscript_re(name)
-        for m in sub.finditer(code):
-            after = code[m.end() :]
-            if _PURE_ASSIGN_AFTER.match(after):
-                written.add(name)
-            elif _ASSIGN_AFTER.match(after):
-                written.add(name)
-                read.add(name)
-            else:
-                read.add(name)
-        rest = sub.sub(" ", rest)
-        # Any other subscript (x[j], x[n-1-i]) or a bare use of the pointer.
-        if re.search(r"\b" + re.escape(name) + r"\b", rest):
-            other.add(name)
-            if re.search(
-                r"\b" + re.escape(name) + r"\s*\[[^\]]*\]\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)", rest
-            ):
-                written.add(name)
-    uses_index = re.search(r"\bi\b", rest) is not None
+    rest, last = [], 0
+    for m in _SUBSCRIPT_I.finditer(code):
+        name = m.group(1)
+        if name not in names:
+            continue
+        after = code[m.end() :]
+        if _PURE_ASSIGN_AFTER.match(after):
+            written.add(name)
+        elif _ASSIGN_AFTER.match(after):
+            written.add(name)
+            read.add(name)
+        else:
+            read.add(name)
+        rest += (code[last : m.start()], " ")
+        last = m.end()
+    rest = "".join(rest) + code[last:]
+    # Any other subscript (x[j], x[n-1-i]) or a bare use of the pointer.
+    identifiers = set(_IDENT.findall(rest))
+    other = identifiers & names
+    for m in _SUBSCRIPT_ASSIGN.finditer(rest):
+        if m.group(1) in names:
+            written.add(m.group(1))
+    uses_index = "i" in identifiers
     return OpInfo(frozenset(written), frozenset(read), uses_index, frozenset(other))
 
 
@@ -281,10 +288,13 @@ def _offsets(args, layout, strided, index_var):
 
 def _substitute(operation, args, classes, replace):
     """operation with every vector access name[i] replaced by replace(arg, class)."""
-    for a, cls in zip(args, classes):
-        if a.vector and cls != "p":
-            operation = _subscript_re(a.name).sub(lambda _m, a=a, c=cls: replace(a, c), operation)
-    return operation
+    todo = {a.name: (a, cls) for a, cls in zip(args, classes) if a.vector and cls != "p"}
+
+    def one(m):
+        hit = todo.get(m.group(1))
+        return m.group(0) if hit is None else replace(*hit)
+
+    return _SUBSCRIPT_I.sub(one, operation) if todo else operation
 
 
 def _check(args, layout, info):
