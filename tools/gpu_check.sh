@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU test machine (shared/gpu-machine.md): build cuplug into build-gpu/, run ctest and
 # pytest against the real driver, compute-sanitizer (memcheck) over the GPU tests, then the
-# benchmarks (launch, copies, allocation, compile, arrays). Logs go to OUTDIR; the last line
+# benchmarks (launch, copies, allocation, compile, arrays, reductions). Logs go to OUTDIR; the last line
 # printed is one summary line. Exit non-zero on any failure. Fits in 10 minutes: every step runs
 # under its own time limit.
 # Usage: bash tools/gpu_check.sh OUTDIR
@@ -202,7 +202,7 @@ else
 fi
 
 # --- benchmarks -------------------------------------------------------------------------------
-timeout "$(budget 210 0)" bash tests/benchmarks/run_all.sh "$out" >"$out/bench.log" 2>&1
+timeout "$(budget 240 0)" bash tests/benchmarks/run_all.sh "$out" >"$out/bench.log" 2>&1
 rc=$?
 ratios=$("$python" - "$out/bench.json" <<'PY'
 import json, sys
@@ -258,11 +258,28 @@ def array(r):
             f"fresh x*2 {r['fresh_process_ms']['median']:.2f}ms")
 
 
+def reduction(r):
+    rows = r["rows"]
+    bw = ", ".join(
+        f"{what} {rows[what]['cuplug']['ratio_vs_cub']:.2f}x" if "cuplug" in rows.get(what, {})
+        else f"{what} n/a"
+        for what in ("sum(x)", "dot(x,y)", "a.sum(axis=0)", "cumsum(x)")
+    )
+    small = r["small_sum"]["cuplug"]
+    vs_torch = (
+        f"{small['ratio_vs_torch']:.2f}x torch" if "ratio_vs_torch" in small
+        else f"{small['best_us']:.1f}us"
+    )
+    return (f"reductions vs CUB: {bw}; small sum {vs_torch}; "
+            f"new ReductionKernel {r['reduction_cold_ms']['median']:.1f}ms")
+
+
 add("bench_launch", launch)
 add("bench_copy", copy)
 add("bench_alloc", alloc)
 add("bench_compile", compile_)
 add("bench_array", array)
+add("bench_reduction", reduction)
 print(", ".join(parts))
 sys.exit(1 if missing else 0)
 PY
