@@ -1,5 +1,6 @@
 // The NVRTC compiler plugin: options, name expressions, log and output of one nvrtcProgram.
 #include "nvrtc_compiler.hpp"
+#include "std_headers.hpp"
 
 #include <cuplug/compiler_support.hpp>
 #include <cuplug/errors.hpp>
@@ -139,8 +140,15 @@ int flow_callback(void *payload, void *) {
 nvrtcResult compile_program(program &p, const std::string &source, const std::string &name,
                             const std::vector<std::string> &opts,
                             const std::vector<std::string> &name_expressions,
-                            flow_control *flow = nullptr) {
-  check(nvrtcCreateProgram(&p.handle, source.c_str(), name.c_str(), 0, nullptr, nullptr),
+                            flow_control *flow = nullptr,
+                            const std::vector<const std_header *> &headers = {}) {
+  std::vector<const char *> contents, names;
+  for (const std_header *h : headers) {
+    contents.push_back(h->content.c_str());
+    names.push_back(h->name);
+  }
+  check(nvrtcCreateProgram(&p.handle, source.c_str(), name.c_str(),
+                           static_cast<int>(headers.size()), contents.data(), names.data()),
         "nvrtcCreateProgram");
   for (const auto &e : name_expressions)
     check(nvrtcAddNameExpression(p.handle, e.c_str()), "nvrtcAddNameExpression");
@@ -183,6 +191,32 @@ void write_file(const std::string &path, const std::string &data) {
     throw plugin_error("cannot write " + path);
 }
 
+// cuplug's standard headers (std_headers.hpp) but those a user include directory or the
+// source's own directory has: NVRTC would take an in-memory header before any file.
+std::vector<const std_header *> std_headers_for(const std::vector<std::string> &opts,
+                                                const std::vector<std::string> &toolkit,
+                                                const std::string &source_name) {
+  std::vector<std::string> dirs;
+  const std::string source_dir = fs::path(source_name).parent_path().string();
+  if (!source_dir.empty())
+    dirs.push_back(source_dir);
+  for (std::size_t i = 0; i < opts.size(); ++i) {
+    std::string v;
+    if (option_value(opts, i, {"--include-path=", "-I"}, {"-I", "--include-path"}, v) &&
+        std::find(toolkit.begin(), toolkit.end(), v) == toolkit.end())
+      dirs.push_back(v);
+  }
+  std::vector<const std_header *> out;
+  for (const auto &h : std_headers()) {
+    bool shadowed = false;
+    for (const auto &d : dirs)
+      shadowed = shadowed || exists(d + "/" + h.name);
+    if (!shadowed)
+      out.push_back(&h);
+  }
+  return out;
+}
+
 } // namespace
 
 nvrtc_compiler::nvrtc_compiler(const options &opts) {
@@ -199,6 +233,8 @@ nvrtc_compiler::nvrtc_compiler(const options &opts) {
     if (std::count(file.begin(), file.end(), '.') >= 4)
       version_ += " (" + file + ")";
   }
+  // The standard headers cuplug supplies change what compiles and how: the cache must see them.
+  version_ += " + cuplug std headers " + std_headers_digest();
   int n = 0;
   check(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
   archs_.resize(static_cast<std::size_t>(n));
@@ -316,7 +352,8 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                         std::chrono::duration<double>(timeout));
   program p;
-  nvrtcResult res = compile_program(p, r.source, r.source_name, opts, r.name_expressions, &flow);
+  nvrtcResult res = compile_program(p, r.source, r.source_name, opts, r.name_expressions, &flow,
+                                    std_headers_for(opts, toolkit_includes_, r.source_name));
   out.log = program_log(p.handle);
   if (res == NVRTC_ERROR_CANCELLED || flow.timed_out || flow.was_cancelled) {
     if (flow.timed_out)

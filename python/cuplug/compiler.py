@@ -19,6 +19,7 @@ and the nvcc tools (_nvcc) live in the private modules named, none of which impo
 from __future__ import annotations
 
 import os
+import re
 import warnings
 
 from cuplug import _arch, _core
@@ -170,23 +171,39 @@ def _compile(
     dirs = [os.fspath(d) for d in (include_dirs or ())]
     if _HAS_PACKAGE_INCLUDE:
         dirs.append(_PACKAGE_INCLUDE)
-    request = _cc.CompileRequest(
-        source,
-        options=options,
-        include_dirs=dirs,
-        arch=arch_text,
-        code=code or "",
-        target=target,
-        name_expressions=list(name_expressions or ()),
-        relocatable=relocatable,
-        backend=backend,
-        debug=debug,
-        keep_files=keep,
-        # PyCUDA's default "nvcc" means the backend's own program.
-        program="" if nvcc in (None, "nvcc") else os.fspath(nvcc),
-    )
+
+    def make_request(which):
+        return _cc.CompileRequest(
+            source,
+            options=options,
+            include_dirs=dirs,
+            arch=arch_text,
+            code=code or "",
+            target=target,
+            name_expressions=list(name_expressions or ()),
+            relocatable=relocatable,
+            backend=which,
+            debug=debug,
+            keep_files=keep,
+            # PyCUDA's default "nvcc" means the backend's own program.
+            program="" if nvcc in (None, "nvcc") else os.fspath(nvcc),
+        )
+
+    request = make_request(backend)
     try:
-        result = _cc.compile(request, memory=memory, disk=disk, cache_dir=directory)
+        try:
+            result = _cc.compile(request, memory=memory, disk=disk, cache_dir=directory)
+        except CompileError as e:
+            header = _header_for_nvcc(e, request, backend)
+            if header is None:
+                raise
+            try:
+                result = _cc.compile(
+                    make_request("nvcc"), memory=memory, disk=disk, cache_dir=directory
+                )
+            except CompileError:
+                raise e from None  # nvcc cannot either (a missing file of the user's): NVRTC's word
+            _warn_nvcc_fallback(header)
     except CompileError as e:
         hint = None
         if name_expressions and not no_extern_c:
@@ -211,6 +228,44 @@ def _compile(
                 f"keep=True: the {request.backend} compiler backend kept no files", stacklevel=3
             )
     return result, target, request.backend
+
+
+# 'cannot open source file "iostream"': NVRTC has no such header (cuplug's std headers cover
+# the C and C++ ones device code uses; host-only ones, <iostream>, <vector>, are not among them).
+_MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"')
+_fallback_warned = set()
+
+
+def _header_for_nvcc(error, request, backend):
+    """The header NVRTC could not open when the default NVRTC backend failed for that reason and
+    nvcc is there to try instead; None otherwise (a backend the caller chose is the one used).
+    The cache key names the backend, so an nvcc result is cached apart from any NVRTC one."""
+    if backend is not None or request.backend != "nvrtc":
+        return None
+    missing = _MISSING_HEADER.findall(error.stderr or "")
+    if not missing:
+        return None
+    try:
+        _cc.compiler_info("nvcc")
+    except Exception:  # noqa: BLE001 - no usable nvcc: the NVRTC error is the one to show
+        return None
+    return missing[0]
+
+
+def _warn_nvcc_fallback(header):
+    """Once per header: why the compile was slower, and how to choose the backend."""
+    if header in _fallback_warned:
+        return
+    _fallback_warned.add(header)
+    warnings.warn(
+        CompilerWarning(
+            f"NVRTC cannot compile this source: it includes <{header}>, which NVRTC does not "
+            "have (a host header); it was compiled with nvcc instead, which takes longer. To "
+            "skip the NVRTC attempt choose the backend: cuplug.use(compiler='nvcc') or "
+            "CUPLUG_COMPILER=nvcc; to stay with NVRTC, remove the include."
+        ),
+        stacklevel=4,
+    )
 
 
 def compile(

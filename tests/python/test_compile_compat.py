@@ -1,0 +1,150 @@
+"""Sources written for nvcc compile under the default NVRTC backend: the C and C++ standard
+headers device code includes (cuplug's in-memory stand-ins over libcu++), and a fall-back to nvcc,
+with one warning, for host headers NVRTC cannot have. Compiles only: no GPU needed."""
+
+import shutil
+import uuid
+import warnings
+
+import pytest
+
+from cuplug import compiler
+
+ARCH = "sm_90"
+
+C_HEADERS = [
+    "stdio.h",
+    "stdint.h",
+    "inttypes.h",
+    "stddef.h",
+    "stdbool.h",
+    "stdlib.h",
+    "string.h",
+    "assert.h",
+    "limits.h",
+    "float.h",
+    "math.h",
+]
+CXX_HEADERS = [
+    "cstdio",
+    "cstdint",
+    "cinttypes",
+    "cstddef",
+    "cstdlib",
+    "cstring",
+    "cassert",
+    "climits",
+    "cfloat",
+    "cmath",
+    "algorithm",
+    "array",
+    "complex",
+    "functional",
+    "limits",
+    "numeric",
+    "tuple",
+    "type_traits",
+    "utility",
+]
+
+# What PyCUDA programs do with those headers, in one kernel.
+EVERYDAY = r"""
+#include <stdio.h>
+#include <stdint.h>
+#include <math.h>
+#include <float.h>
+#include <limits.h>
+#include <assert.h>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <algorithm>
+#include <complex>
+__global__ void everyday(float *x, int n) {
+  uint32_t a = 3;
+  std::int64_t b = INT_MAX;
+  size_t c = 2;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  assert(n > 0);
+  if (i < n) {
+    x[i] = sqrtf(x[i]) + std::sqrt(2.0f) + std::min(x[i], 1.0f) + FLT_EPSILON + M_PI
+           + std::numeric_limits<float>::max() * 0 + a + b * 0 + c;
+    std::complex<float> z(1, 2);
+    x[i] += std::abs(z) + (isnan(x[i]) ? 1 : 0) + (x[i] < INFINITY);
+    if (i == 0) printf("n=%d x0=%f\n", n, x[0]);
+  }
+}
+"""
+
+
+def unique(source):
+    return f"// {uuid.uuid4()}\n{source}"
+
+
+def nvrtc(source, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a shim that warns (macro redefinitions) fails here
+        return compiler.compile(unique(source), arch=ARCH, backend="nvrtc", **kw)
+
+
+@pytest.mark.parametrize("header", C_HEADERS + CXX_HEADERS)
+def test_each_standard_header_compiles_alone_under_nvrtc(header):
+    assert nvrtc(f"#include <{header}>\n__global__ void k(float *x) {{ x[0] = 1; }}")
+
+
+def test_everyday_pycuda_kernel_with_standard_headers_compiles_under_nvrtc():
+    assert nvrtc(EVERYDAY).startswith(b"\x7fELF")
+
+
+@pytest.mark.parametrize("order", [("math.h", "cmath"), ("cmath", "math.h")])
+def test_math_h_and_cmath_together_in_either_order_without_warnings(order):
+    src = "".join(f"#include <{h}>\n" for h in order)
+    nvrtc(src + "__global__ void k(float *x) { x[0] = INFINITY + NAN + std::sqrt(x[1]); }")
+
+
+def test_float_limits_have_the_ieee_values():
+    # Wrong values would make one of these static_asserts fail to compile.
+    nvrtc(
+        "#include <cfloat>\n#include <limits>\n"
+        'static_assert(FLT_MAX == std::numeric_limits<float>::max(), "");\n'
+        'static_assert(DBL_EPSILON == std::numeric_limits<double>::epsilon(), "");\n'
+        'static_assert(FLT_MIN == std::numeric_limits<float>::min(), "");\n'
+        'static_assert(FLT_MANT_DIG == 24 && DBL_MANT_DIG == 53, "");\n'
+        "__global__ void k(float *x) { x[0] = FLT_TRUE_MIN; }",
+        no_extern_c=True,
+    )
+
+
+def test_a_users_own_header_of_the_same_name_wins(tmp_path):
+    (tmp_path / "stdio.h").write_text("#define CUPLUG_USER_STDIO 1\n")
+    nvrtc(
+        "#include <stdio.h>\n#ifndef CUPLUG_USER_STDIO\n#error the shim was used\n#endif\n"
+        "__global__ void k(float *x) { x[0] = 1; }",
+        include_dirs=[str(tmp_path)],
+    )
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on PATH for the fall-back")
+def test_host_header_falls_back_to_nvcc_once_with_a_warning():
+    src = "#include <iostream>\n__global__ void k(float *x) { x[0] = 1; }"
+    compiler._fallback_warned.discard("iostream")
+    with pytest.warns(compiler.CompilerWarning, match=r"<iostream>.*nvcc.*compiler='nvcc'"):
+        cubin = compiler.compile(unique(src), arch=ARCH, no_extern_c=True)
+    assert cubin.startswith(b"\x7fELF")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the second time: no warning
+        compiler.compile(unique(src), arch=ARCH, no_extern_c=True)
+
+
+def test_no_fallback_when_the_backend_was_chosen():
+    src = "#include <iostream>\n__global__ void k(float *x) { x[0] = 1; }"
+    with pytest.raises(compiler.CompileError, match="iostream"):
+        compiler.compile(unique(src), arch=ARCH, backend="nvrtc", no_extern_c=True)
+
+
+def test_a_missing_user_header_reports_nvrtcs_error_not_nvccs():
+    src = '#include "no_such_header_anywhere.h"\n__global__ void k(float *x) { x[0] = 1; }'
+    with pytest.raises(compiler.CompileError) as info:
+        compiler.compile(unique(src), arch=ARCH)
+    assert "no_such_header_anywhere.h" in str(info.value)
+    assert "nvrtc" in (info.value.command_line or "")
