@@ -1,5 +1,6 @@
 // The NVRTC compiler plugin: options, name expressions, log and output of one nvrtcProgram.
 #include "nvrtc_compiler.hpp"
+#include "nvcc_options.hpp"
 #include "std_headers.hpp"
 
 #include <cuplug/compiler_support.hpp>
@@ -234,7 +235,7 @@ nvrtc_compiler::nvrtc_compiler(const options &opts) {
       version_ += " (" + file + ")";
   }
   // The standard headers cuplug supplies change what compiles and how: the cache must see them.
-  version_ += " + cuplug std headers " + std_headers_digest();
+  version_ += " + cuplug std headers " + std_headers_digest() + ", " + nvcc_options_rules_version();
   int n = 0;
   check(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
   archs_.resize(static_cast<std::size_t>(n));
@@ -254,9 +255,11 @@ void nvrtc_compiler::check_arch(const gpu_arch &a, const char *what) const {
                      a.suffix + "; it supports " + list + ": ask for one of those");
 }
 
-std::vector<std::string> nvrtc_compiler::builtin_options(const compile_request &r) const {
+std::vector<std::string>
+nvrtc_compiler::builtin_options(const compile_request &r,
+                                const std::vector<std::string> &user) const {
   std::vector<std::string> out;
-  if (!has_option(r.options, {"-arch", "--gpu-architecture"})) {
+  if (!has_option(user, {"-arch", "--gpu-architecture"})) {
     // NVRTC has no -code: the real architecture asked for is the one a cubin is made for.
     const bool use_code = !r.code.empty() && r.target == image_format::cubin;
     const std::string &arch = use_code ? r.code : r.arch;
@@ -271,11 +274,11 @@ std::vector<std::string> nvrtc_compiler::builtin_options(const compile_request &
       out.push_back("-arch=" + prefix + std::to_string(a.number) + a.suffix);
     }
   }
-  if (r.target == image_format::ltoir && !has_option(r.options, {"-dlto", "--dlto"}))
+  if (r.target == image_format::ltoir && !has_option(user, {"-dlto", "--dlto"}))
     out.emplace_back("-dlto");
-  if (r.relocatable && !has_option(r.options, {"-rdc", "--relocatable-device-code", "-dc"}))
+  if (r.relocatable && !has_option(user, {"-rdc", "--relocatable-device-code", "-dc"}))
     out.emplace_back("-rdc=true");
-  if (r.debug && !has_option(r.options, {"-G", "--device-debug"}))
+  if (r.debug && !has_option(user, {"-G", "--device-debug"}))
     out.emplace_back("-G");
   for (const auto &d : r.include_dirs)
     out.push_back("-I" + d);
@@ -330,8 +333,9 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
   if (r.target == image_format::fatbin)
     throw not_supported("nvrtc produces cubin, PTX or LTO-IR, not fatbin; use target 'cubin' "
                         "or the nvcc backend");
-  std::vector<std::string> opts = builtin_options(r);
-  opts.insert(opts.end(), r.options.begin(), r.options.end());
+  const std::vector<std::string> user = nvrtc_options_from_nvcc(r.options);
+  std::vector<std::string> opts = builtin_options(r, user);
+  opts.insert(opts.end(), user.begin(), user.end());
 
   compiled_image out;
   out.format = r.target;

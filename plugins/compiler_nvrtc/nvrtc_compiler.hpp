@@ -23,8 +23,10 @@ private:
   std::string do_version() const override { return version_; }
   std::vector<int> do_supported_archs() const override { return archs_; }
 
-  // The options NVRTC gets besides the user's: arch, relocation, debug, include paths.
-  std::vector<std::string> builtin_options(const compile_request &request) const;
+  // The options NVRTC gets besides the user's (`user`: the request's, in NVRTC's spelling):
+  // arch, relocation, debug, include paths.
+  std::vector<std::string> builtin_options(const compile_request &request,
+                                           const std::vector<std::string> &user) const;
   // What the compile with these options can read, found by scanning includes.
   compile_inputs scan(const compile_request &request, const std::vector<std::string> &opts) const;
   // A cubin / PTX arch this NVRTC supports, or config_error listing those it does.

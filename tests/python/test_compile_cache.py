@@ -250,7 +250,7 @@ REACHED = {
     "continued include line": ('#include \\\n  "h.cuh"\n', [], ["nvrtc", "nvcc"]),
     "-include": ("", ["-include", "{dir}/h.cuh"], ["nvrtc", "nvcc"]),
     "--pre-include": ("", ["--pre-include={dir}/h.cuh"], ["nvrtc", "nvcc"]),
-    "nvcc -isystem": ("#include <h.cuh>\n", ["-isystem", "{dir}"], ["nvcc"]),
+    "-isystem": ("#include <h.cuh>\n", ["-isystem", "{dir}"], ["nvcc", "nvrtc"]),
     "include through a header": ('#include "outer.cuh"\n', [], ["nvrtc", "nvcc"]),
 }
 

@@ -148,3 +148,102 @@ def test_a_missing_user_header_reports_nvrtcs_error_not_nvccs():
         compiler.compile(unique(src), arch=ARCH)
     assert "no_such_header_anywhere.h" in str(info.value)
     assert "nvrtc" in (info.value.command_line or "")
+
+
+# {{{ nvcc-spelled options under NVRTC
+
+HOST_SIDE = ["-O3", "-g", "-m64", "-c", "-Xcompiler", "-fPIC", "-Xcompiler=-Wall", "-ccbin", "gcc"]
+LINK_SIDE = ["-lcudadevrt", "-L/usr/lib", "-Xlinker", "-rpath=/x", "--threads", "2"]
+
+
+def test_host_and_link_options_written_for_nvcc_are_accepted_under_nvrtc():
+    src = "__global__ void k(float *x) { x[0] = 1; }"
+    assert nvrtc(src, options=HOST_SIDE + LINK_SIDE + ["-Wno-deprecated-gpu-targets", "-keep"])
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--use-fast-math"], ["-line-info"], ["-lineinfo"], ["-res-usage"], ["-std=c++17", "-w"]],
+    ids=" ".join,
+)
+def test_nvcc_spellings_nvrtc_lacks_are_translated(options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # -res-usage makes ptxas talk (a CompilerWarning)
+        compiler.compile(
+            unique("__global__ void k(float *x) { x[0] = 1; }"),
+            arch=ARCH,
+            backend="nvrtc",
+            options=options,
+        )
+
+
+def test_fast_math_spelled_the_nvcc_way_changes_the_code():
+    src = "__global__ void k(float *x) { x[0] = sinf(x[1]) / x[2]; }"
+    plain = compiler.compile(unique(src), target="ptx", arch="compute_90", backend="nvrtc")
+    fast = compiler.compile(
+        unique(src), target="ptx", arch="compute_90", backend="nvrtc", options=["--use-fast-math"]
+    )
+    assert b"sin.approx" in fast and b"sin.approx" not in plain
+
+
+def test_resource_usage_reports_registers():
+    with pytest.warns(compiler.CompilerWarning, match="registers"):
+        compiler.compile(
+            unique("__global__ void k(float *x) { x[0] = 1; }"),
+            arch=ARCH,
+            backend="nvrtc",
+            options=["-res-usage"],
+        )
+
+
+def test_relaxed_constexpr_lets_kernels_call_unannotated_constexpr_functions():
+    src = "constexpr int twice(int a) { return 2 * a; }\n"
+    src += "__global__ void k(int *x) { x[0] = twice(x[1]); }"
+    with pytest.raises(compiler.CompileError):
+        compiler.compile(unique(src), arch=ARCH, backend="nvrtc", no_extern_c=True)
+    nvrtc(src, options=["--expt-relaxed-constexpr"], no_extern_c=True)
+
+
+def test_isystem_is_an_include_directory(tmp_path):
+    (tmp_path / "mine.cuh").write_text("#define MINE 3\n")
+    nvrtc(
+        "#include <mine.cuh>\n__global__ void k(int *x) { x[0] = MINE; }",
+        options=["-isystem", str(tmp_path)],
+    )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["-gencode", "arch=compute_90,code=sm_90"],
+        ["-gencode=arch=compute_90,code=sm_90"],
+        ["--generate-code=arch=compute_90,code=[compute_90,sm_90]"],
+    ],
+    ids=" ".join,
+)
+def test_gencode_names_the_cubins_architecture(options):
+    cubin = compiler.compile(
+        unique("__global__ void k(float *x) { x[0] = 1; }"), backend="nvrtc", options=options
+    )
+    assert cubin.startswith(b"\x7fELF")
+    assert b"sm_90" in cubin
+
+
+@pytest.mark.parametrize("backend", ["nvrtc", "nvcc"])
+def test_pycudas_dynamic_parallelism_recipe_compiles_and_links(backend, ctx):
+    if backend == "nvcc" and shutil.which("nvcc") is None:
+        pytest.skip("needs nvcc on PATH")
+    from cuplug.compiler import DynamicModule
+
+    src = unique(
+        "__global__ void child(float *x) { x[threadIdx.x] = 1; }\n"
+        "__global__ void parent(float *x) { child<<<1, 32>>>(x); }"
+    )
+    mod = DynamicModule(backend=backend)
+    mod.add_source(src, nvcc_options=["-rdc=true", "-lcudadevrt", "-O3"])
+    mod.add_stdlib("cudadevrt")
+    mod.link()
+    assert mod.get_function("parent") is not None
+
+
+# }}}
