@@ -1,8 +1,8 @@
 // nvcc's option spellings turned into NVRTC's (see nvcc_options.hpp).
 #include "nvcc_options.hpp"
 
+#include <cctype>
 #include <cstring>
-#include <regex>
 
 namespace cuplug::plugins {
 
@@ -75,18 +75,28 @@ const std::initializer_list<const char *> kDroppedFlags = {"-g",
                                                            "--relocatable-device-code=false"};
 
 // "arch=compute_90,code=sm_90", "arch=compute_90,code=[sm_90,compute_90]", "sm_90": the first
-// real (sm_) code, else the first virtual one; empty when none is named.
+// real (sm_) code, else the first virtual one; empty when none is named. Hand-parsed: std::regex
+// instantiations in a plugin may bind to another library's copies (PyTorch's) and crash.
 std::string code_of(const std::string &spec) {
-  static const std::regex code(R"((?:^|[,=\[])((?:sm|compute)_[0-9]+[a-z]?))");
+  const auto at = spec.find("code=");
+  const std::string part = at == std::string::npos ? spec : spec.substr(at + 5);
   std::string first_virtual;
-  auto start = spec.find("code=");
-  const std::string part = start == std::string::npos ? spec : spec.substr(start);
-  for (std::sregex_iterator it(part.begin(), part.end(), code), end; it != end; ++it) {
-    std::string c = (*it)[1];
-    if (starts_with(c, "sm_"))
-      return c;
-    if (first_virtual.empty())
-      first_virtual = c;
+  std::size_t i = 0;
+  while (i < part.size()) {
+    const std::size_t end = part.find_first_of(",[]= ", i);
+    const std::string token = part.substr(i, end == std::string::npos ? end : end - i);
+    const bool real = starts_with(token, "sm_");
+    const std::size_t digits = real ? 3 : starts_with(token, "compute_") ? 8 : 0;
+    if (digits && token.size() > digits &&
+        std::isdigit(static_cast<unsigned char>(token[digits]))) {
+      if (real)
+        return token;
+      if (first_virtual.empty())
+        first_virtual = token;
+    }
+    if (end == std::string::npos)
+      break;
+    i = end + 1;
   }
   return first_virtual;
 }
