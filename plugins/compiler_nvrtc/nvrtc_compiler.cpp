@@ -356,8 +356,13 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                         std::chrono::duration<double>(timeout));
   program p;
-  nvrtcResult res = compile_program(p, r.source, r.source_name, opts, r.name_expressions, &flow,
-                                    std_headers_for(opts, toolkit_includes_, r.source_name));
+  // After the scan: the in-memory headers are no files of the user's.
+  std::vector<const std_header *> headers = std_headers_for(opts, toolkit_includes_, r.source_name);
+  headers.push_back(&nvcc_names_header());
+  std::vector<std::string> compile_opts = opts;
+  compile_opts.insert(compile_opts.end(), {"-include", nvcc_names_header().name});
+  nvrtcResult res =
+      compile_program(p, r.source, r.source_name, compile_opts, r.name_expressions, &flow, headers);
   out.log = program_log(p.handle);
   if (res == NVRTC_ERROR_CANCELLED || flow.timed_out || flow.was_cancelled) {
     if (flow.timed_out)

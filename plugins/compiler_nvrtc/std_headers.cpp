@@ -161,10 +161,19 @@ const std::vector<std_header> &std_headers() {
   return headers;
 }
 
+const std_header &nvcc_names_header() {
+  static const std_header header{"__cuplug_nvcc_names.h",
+                                 "typedef unsigned int uint;\ntypedef unsigned short ushort;\n"
+                                 "typedef unsigned long ulong;\n"};
+  return header;
+}
+
 const std::string &std_headers_digest() {
   static const std::string digest = [] {
     std::uint64_t h = 1469598103934665603ull; // FNV-1a over names and contents
-    for (const auto &header : std_headers())
+    std::vector<std_header> all = std_headers();
+    all.push_back(nvcc_names_header());
+    for (const auto &header : all)
       for (const std::string &part : {std::string(header.name), header.content})
         for (unsigned char c : part + '\0')
           h = (h ^ c) * 1099511628211ull;

@@ -16,8 +16,12 @@ struct std_header {
 // Every header cuplug supplies, in a fixed order.
 const std::vector<std_header> &std_headers();
 
-// A short digest of all of them: part of the compiler's version, so that the compile cache
-// tells kernels built with other headers apart.
+// Read before every source (-include): the names nvcc's host headers (glibc's <sys/types.h>)
+// give every CUDA source and sources rely on without including anything: uint, ushort, ulong.
+const std_header &nvcc_names_header();
+
+// A short digest of all of them (nvcc_names_header too): part of the compiler's version, so that
+// the compile cache tells kernels built with other headers apart.
 const std::string &std_headers_digest();
 
 } // namespace cuplug::plugins

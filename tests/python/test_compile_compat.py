@@ -255,3 +255,11 @@ def test_gencode_translation_survives_pytorch_in_the_same_process():
 
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_the_names_nvccs_host_headers_give_every_source_exist_under_nvrtc():
+    # PyCUDA's matrixmul_tiled example declares `const uint wA = 4;` with no include.
+    nvrtc(
+        "__global__ void k(float *x) { uint a = 1; ushort b = 2; ulong c = 3; x[0] = a + b + c; }"
+    )
+    nvrtc("typedef unsigned int uint;\n__global__ void k(float *x) { uint a = 1; x[0] = a; }")
