@@ -17,9 +17,20 @@ import inspect
 from collections.abc import Callable, Iterator
 
 __version__ = "0.1.0"
-# PyCUDA's names for the version, for code written against it.
-VERSION = tuple(int(part) for part in __version__.split("."))
-VERSION_STATUS = ""
+
+
+def _split_version(text: str) -> tuple[tuple[int, ...], str]:
+    """(release numbers, status) of a version string: "0.2.0rc1" -> ((0, 2, 0), "rc1")."""
+    end = 0
+    while end < len(text) and (text[end].isdigit() or text[end] == "."):
+        end += 1
+    release = tuple(int(part) for part in text[:end].split(".") if part)
+    return release, text[end:].lstrip(".-_")
+
+
+# PyCUDA's names for the version, for code written against it (VERSION holds the release numbers
+# only, so a pre-release such as "0.2.0rc1" gives VERSION (0, 2, 0) and VERSION_STATUS "rc1").
+VERSION, VERSION_STATUS = _split_version(__version__)
 VERSION_TEXT = __version__
 
 # After the version, so that a failing import of the extension still leaves it readable.

@@ -1,5 +1,7 @@
 """``python -m cuplug info [--json]``: versions, driver, devices, plugins, backends, cache.
 
+The same as the ``cuplug`` command a pip install provides (``cuplug info``, ``cuplug --version``).
+
 Works on a machine without a GPU or driver: whatever cannot be asked is reported with the reason.
 """
 
@@ -193,8 +195,9 @@ def format_text(info: dict) -> str:
     return "\n".join(out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cuplug", description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None, prog: str = "python -m cuplug") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"cuplug {cuplug.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     info = commands.add_parser("info", help="show versions, driver, devices, plugins, backends")
     info.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -206,6 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `python -m cuplug info | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def console() -> int:
+    """The ``cuplug`` command a pip install puts on PATH: ``cuplug info``, ``cuplug --version``."""
+    return main(prog="cuplug")
 
 
 if __name__ == "__main__":

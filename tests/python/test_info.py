@@ -168,3 +168,27 @@ def test_one_version_everywhere():
     assert cuplug.__version__ == cmake_version
     assert cuplug.VERSION == tuple(int(p) for p in cmake_version.split("."))
     assert cuplug.VERSION_TEXT == cuplug.__version__
+
+
+@pytest.mark.parametrize(
+    "text, release, status",
+    [
+        ("0.1.0", (0, 1, 0), ""),
+        ("0.2.0rc1", (0, 2, 0), "rc1"),
+        ("1.0.dev3", (1, 0), "dev3"),
+        ("2024.1", (2024, 1), ""),
+        ("3.1-beta", (3, 1), "beta"),
+    ],
+)
+def test_pre_release_versions_split_into_numbers_and_status(text, release, status):
+    assert cuplug._split_version(text) == (release, status)
+
+
+def test_version_option_and_console_entry_point():
+    proc = subprocess.run(
+        [sys.executable, "-m", "cuplug", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == f"cuplug {cuplug.__version__}"
+    from cuplug.__main__ import console
+
+    assert callable(console)
