@@ -23,7 +23,6 @@ import re
 import warnings
 
 from cuplug import _arch, _core
-from cuplug._compile_errors import enriched_compile_error
 from cuplug._linking import LinkedModule as _LinkedModule
 from cuplug._loaded_modules import NamedModule as _NamedModule
 from cuplug._loaded_modules import clear_module_cache, load_module
@@ -211,6 +210,8 @@ def _compile(
                 'templates cannot have extern "C" linkage: pass no_extern_c=True with '
                 "name_expressions"
             )
+        from cuplug._compile_errors import enriched_compile_error  # only failures need it
+
         raise enriched_compile_error(e, user_source, source, "kernel.cu", hint) from None
 
     if result.warning:
@@ -232,7 +233,7 @@ def _compile(
 
 # 'cannot open source file "iostream"': NVRTC has no such header (cuplug's std headers cover
 # the C and C++ ones device code uses; host-only ones, <iostream>, <vector>, are not among them).
-_MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"')
+_MISSING_HEADER = r'cannot open source file "([^"]+)"'  # compiled on the first failure only
 _fallback_warned = set()
 
 
@@ -242,7 +243,7 @@ def _header_for_nvcc(error, request, backend):
     The cache key names the backend, so an nvcc result is cached apart from any NVRTC one."""
     if backend is not None or request.backend != "nvrtc":
         return None
-    missing = _MISSING_HEADER.findall(error.stderr or "")
+    missing = re.findall(_MISSING_HEADER, error.stderr or "")
     if not missing:
         return None
     try:
