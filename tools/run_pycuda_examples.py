@@ -9,7 +9,8 @@ matplotlib's non-interactive backend and a time limit. Each script ends as one o
 - ``ran``: exit status 0;
 - ``skipped``: it needs a package that is not installed (named: ``ModuleNotFoundError`` for a
   module outside pycuda/cuplug), is not Python 3 (a ``SyntaxError``: Python 2, or a wiki page's
-  text), or asks for input on the terminal (``EOFError``);
+  text), asks for input on the terminal (``EOFError``) or needs command-line arguments (an
+  ``IndexError`` on ``sys.argv`` / optparse's ``args``);
 - ``failed``: anything else, with the first line that says why (the exception line, or the
   time-out).
 
@@ -57,6 +58,12 @@ def classify(proc_rc, err, timed_out, limit):
         return "skipped", "not Python 3 (" + lines[-1][:80] + ")"
     if lines and lines[-1].startswith("EOFError"):
         return "skipped", "interactive: reads standard input"
+    if (
+        len(lines) > 1
+        and lines[-1].startswith("IndexError")
+        and re.search(r"argv|args\[", lines[-2])
+    ):
+        return "skipped", "needs command-line arguments (" + lines[-2][:60] + ")"
     exc = [ln for ln in lines if re.match(r"^[\w.]+(Error|Exception|Warning|Exit)\b", ln)]
     why = exc[-1] if exc else (lines[-1] if lines else f"exit status {proc_rc}")
     return "failed", why[:200]

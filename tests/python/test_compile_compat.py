@@ -263,3 +263,65 @@ def test_the_names_nvccs_host_headers_give_every_source_exist_under_nvrtc():
         "__global__ void k(float *x) { uint a = 1; ushort b = 2; ulong c = 3; x[0] = a + b + c; }"
     )
     nvrtc("typedef unsigned int uint;\n__global__ void k(float *x) { uint a = 1; x[0] = a; }")
+
+
+# {{{ PyCUDA's device headers
+
+PYCUDA_COMPLEX_KERNEL = r"""
+#include <stdio.h>
+#include <pycuda-complex.hpp>
+#include <pycuda-helpers.hpp>
+#include <math.h>
+typedef pycuda::complex<float> cfloat;
+__device__ float norma(cfloat z) { return norm(z); }
+__global__ void step(cfloat *z, const cfloat *c, float *n, int power, int count) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) {
+    cfloat v = pow(z[i], power) + c[i];
+    z[i] = v + conj(v) * cfloat(0, 1) + pycuda::exp(cfloat(0, 0));
+    n[i] = norma(v) + abs(v) + arg(v) + real(v) + imag(v);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["nvrtc", "nvcc"])
+def test_pycuda_complex_and_helpers_headers_compile_in_pycudas_extern_c_wrapper(backend):
+    if backend == "nvcc" and shutil.which("nvcc") is None:
+        pytest.skip("needs nvcc on PATH")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiler.compile(unique(PYCUDA_COMPLEX_KERNEL), arch=ARCH, backend=backend)
+
+
+@pytest.mark.gpu
+@pytest.mark.real_gpu
+def test_pycuda_complex_arithmetic_matches_numpy(ctx):
+    import numpy as np
+
+    import cuplug.driver as drv
+    from cuplug.compiler import SourceModule
+
+    rng = np.random.default_rng(3)
+    n = 1000
+    z = (rng.random(n) + 1j * rng.random(n)).astype(np.complex64)
+    c = (rng.random(n) - 0.5 + 1j * (rng.random(n) - 0.5)).astype(np.complex64)
+    out_z, out_n = z.copy(), np.empty(n, np.float32)
+    step = SourceModule(PYCUDA_COMPLEX_KERNEL).get_function("step")
+    step(
+        drv.InOut(out_z),
+        drv.In(c),
+        drv.Out(out_n),
+        np.int32(3),
+        np.int32(n),
+        block=(256, 1, 1),
+        grid=(4, 1),
+    )
+    v = z.astype(np.complex128) ** 3 + c
+    want_z = v + np.conj(v) * 1j + 1
+    want_n = np.abs(v) ** 2 + np.abs(v) + np.angle(v) + v.real + v.imag
+    np.testing.assert_allclose(out_z, want_z, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(out_n, want_n, rtol=2e-5, atol=2e-5)
+
+
+# }}}
