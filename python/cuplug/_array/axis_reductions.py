@@ -68,7 +68,8 @@ def normalize_axis(axis, ndim, kind="sum"):
         return tuple(range(ndim))
     if kind in _ARG and isinstance(axis, (tuple, list)):
         raise TypeError(f"{kind}: axis must be None or an int, got {type(axis).__name__}")
-    items = axis if isinstance(axis, (tuple, list)) else (axis,)
+    single = not isinstance(axis, (tuple, list))
+    items = (axis,) if single else axis
     out = []
     for item in items:
         try:
@@ -78,8 +79,8 @@ def normalize_axis(axis, ndim, kind="sum"):
                 f"{kind}: axis must be None, an int or a tuple of ints, got "
                 f"{type(item).__name__} {item!r}"
             ) from None
-        if ndim == 0 and k in (0, -1):
-            continue  # NumPy lets a 0-d array be reduced over axis 0 / -1
+        if ndim == 0 and single and k in (0, -1):
+            continue  # NumPy lets a 0-d array be reduced over axis=0 / axis=-1
         if not -ndim <= k < ndim:
             raise AxisError(k, ndim)
         out.append(k % ndim)
@@ -105,16 +106,22 @@ def _numpy_call(kind, x, dtype, out=None):
         kwargs["dtype"] = dtype
     if out is not None:
         kwargs["out"] = out
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        return np.asarray(fn(x, **kwargs))
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        result = np.asarray(fn(x, **kwargs))
+    complex_warning = any(issubclass(w.category, _ComplexWarning) for w in caught)
+    return result, complex_warning
+
+
+_ComplexWarning = getattr(np, "exceptions", np).ComplexWarning
 
 
 def resolve_dtypes(kind, in_dtype, dtype=None, out_dtype=None):
     """(compute dtype, result dtype) of reduction ``kind`` over ``in_dtype`` elements with
-    NumPy's ``dtype=`` argument: NumPy's own answer (it reduces a one-element host array), so
-    integer sums promote, means of integers are float64 and so on exactly as there. With
-    ``out_dtype``, NumPy must accept storing the result there (TypeError otherwise)."""
+    NumPy's ``dtype=`` argument: NumPy's own answer (it reduces a small host array), so integer
+    sums promote, means of integers are float64 and so on exactly as there. With ``out_dtype``,
+    NumPy must accept storing the result there (TypeError otherwise; a ComplexWarning when the
+    imaginary part is dropped, as NumPy warns)."""
     key = (kind, in_dtype, dtype, out_dtype)
     hit = _DTYPES.get(key)
     if hit is not None:
@@ -128,13 +135,16 @@ def resolve_dtypes(kind, in_dtype, dtype=None, out_dtype=None):
         raise TypeError(
             f"{kind}: not defined for complex dtype {in_dtype} (real numbers and integers only)"
         )
-    host = np.ones((1,), in_dtype)
+    # An array result (NumPy casts 0-d results more loosely than arrays).
+    host = np.ones((1, 2), in_dtype)
     try:
-        result = _numpy_call(kind, host, dtype).dtype
+        result = _numpy_call(kind, host, dtype)[0].dtype
     except TypeError as e:
         raise TypeError(
             f"{kind}: NumPy refuses dtype={dtype!r} for {in_dtype} input: {e}"
         ) from None
+    if result.kind not in "biufc":
+        raise TypeError(f"{kind}: dtype={dtype!r} gives a {result} result, which arrays lack")
     if kind in _MOMENTS:
         compute = np.dtype(dtype) if dtype is not None else None
         if compute is None:
@@ -144,13 +154,22 @@ def resolve_dtypes(kind, in_dtype, dtype=None, out_dtype=None):
     else:
         compute = in_dtype
     if out_dtype is not None:
+        out_dtype = np.dtype(out_dtype)
+        if out_dtype.kind not in "biufc":
+            raise TypeError(f"{kind}: out= of dtype {out_dtype} is not supported by arrays")
         try:
-            _numpy_call(kind, host, dtype, np.empty((), out_dtype))
+            _, dropped = _numpy_call(kind, host, dtype, np.empty((2,), out_dtype))
         except TypeError as e:
             raise TypeError(
-                f"{kind}: cannot store its {result} result in out= of dtype {np.dtype(out_dtype)} "
+                f"{kind}: cannot store its {result} result in out= of dtype {out_dtype} "
                 f"(NumPy's casting rule): {e}"
             ) from None
+        if dropped:
+            warnings.warn(
+                f"{kind}: out= of dtype {out_dtype} keeps the real part of the {result} result",
+                _ComplexWarning,
+                stacklevel=4,
+            )
     hit = _DTYPES[key] = (compute, result)
     return hit
 
@@ -313,8 +332,8 @@ def plan_launches(shape, strides, axes, itemsize, acc_size, out_strides, sms, pt
     kept index ``k`` at ``sum(k_j * out_strides[j])`` (elements, one per kept axis in order).
     ``ptr_mod``: the input's address modulo 16; ``ordered``: the index along the reduced axis
     is part of the result (argmin/argmax: reduced axes are not reversed). Returns (launches,
-    temps, in_off, out_off): element offsets of the first input/output element the launches
-    start from (reversed axes move it)."""
+    temps, in_off, out_off): in_off/out_off are the element offsets the launches start from in
+    the input and the output (reversed axes move them; the launches' offsets include them)."""
     kept, red = [], []
     in_off = out_off = 0
     empty_reduction = False
@@ -344,6 +363,8 @@ def plan_launches(shape, strides, axes, itemsize, acc_size, out_strides, sms, pt
         red = [[0, 0]]
     elif not red:
         red = [[1, 0]]  # axis=() or only length-1 axes: each output is one element
+    if ordered and len(red) > 1:
+        raise ValueError("argmin/argmax reduce one axis (or a C-contiguous array's all)")
     if len(kept) + len(red) - 1 > _ar.MAXD:
         raise TooManyDims
     p = _Planner(acc_size, sms, ptr_mod, denom)
@@ -525,7 +546,7 @@ def _make_plan(ctx, kind, a, axis, dtype, out, keepdims, ddof):
         denom = ddof
     else:
         denom = reduced
-    launches, temps, in_off, out_off = plan_launches(
+    launches, temps, _, _ = plan_launches(
         a.shape, [st // isz for st in a.strides], axes, isz, sp.acc_size,
         [st // osz for st in kept_strides], _multiprocessors(ctx), a.ptr % 16,
         ordered=kind in _ARG, denom=denom,
@@ -533,12 +554,8 @@ def _make_plan(ctx, kind, a, axis, dtype, out, keepdims, ddof):
     for L in launches:
         L.fn = _function(ctx, sp, L.kind)
         L.tail = _ar.PARAMS.pack(0, 0, *L.fields)[_PTRS.size :]
-        L.src_off = (L.src_off + (in_off if L.src == "in" else 0)) * (
-            isz if L.src == "in" else sp.acc_size
-        )
-        L.dst_off = (L.dst_off + (out_off if L.dst == "out" else 0)) * (
-            osz if L.dst == "out" else sp.acc_size
-        )
+        L.src_off *= isz if L.src == "in" else sp.acc_size  # bytes from here on
+        L.dst_off *= osz if L.dst == "out" else sp.acc_size
     plan.launches = launches
     plan.temps = temps
     plan.single = None
