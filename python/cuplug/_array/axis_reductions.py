@@ -412,7 +412,7 @@ class _Late:
 
 _late = _Late()
 _specs = {}
-_functions = {}  # (spec name, entry kind) -> (context, Function)
+_functions = {}  # (spec name, entry kind, context) -> (context, Function)
 _plans = {}
 _sms = {}
 #: Plans kept before the cache starts over (each is a few hundred bytes).
@@ -428,7 +428,7 @@ def _spec(kind, x, c, res, o):
 
 
 def _function(ctx, sp, kind):
-    key = (sp.name, kind)
+    key = (sp.name, kind, ctx)
     hit = _functions.get(key)
     if hit is not None and hit[0] is ctx:
         return hit[1]
@@ -569,14 +569,15 @@ def reduce(kind, a, axis=None, dtype=None, out=None, keepdims=False, stream=None
            allocator=None, ddof=0):  # fmt: skip
     """Reduction ``kind`` (see cuplug._codegen.axis_reduction.KINDS) of GPUArray ``a`` with
     NumPy's arguments; returns ``out`` or a new GPUArray (0-d when every axis is reduced)."""
+    ctx = _late.current_context()
     try:
         outkey = None if out is None else (out.dtype, out.shape, out.strides, out.ptr & 15)
-        key = (kind, a.dtype, a.shape, a.strides, a.ptr & 15, axis, dtype, keepdims, ddof, outkey)
+        key = (kind, a.dtype, a.shape, a.strides, a.ptr & 15, axis, dtype, keepdims, ddof,
+               outkey, ctx)  # fmt: skip
         plan = _plans.get(key)
     except (AttributeError, TypeError):  # not an array, or an unhashable argument (a list)
         key = plan = None
-    ctx = _late.current_context()
-    if plan is None or plan.ctx is not ctx:
+    if plan is None or plan.ctx is not ctx:  # new, or a destroyed context's handle came back
         plan = _plan_for(ctx, key, kind, a, axis, dtype, out, keepdims, ddof)
         if plan is None:  # reduced some other way (a copy first)
             return _copy_first(kind, a, axis, dtype, out, keepdims, stream, allocator, ddof)

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pytest
 from dtype_matrix import ARRAY_DTYPES
+from reduction_reference import assert_matches, host_values, layouts, numpy_result, reference
 
 from cuplug._array import axis_reductions as axr
 from cuplug._codegen import axis_reduction as ar
@@ -33,25 +34,6 @@ TAKES_DTYPE = (
     "nanstd",
 )
 NO_COMPLEX = ("min", "max", "nanmin", "nanmax", "argmin", "argmax")
-
-
-def numpy_result(kind, x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
-    """What NumPy returns (or the exception type it raises), warnings silenced."""
-    kwargs = {"axis": axis}
-    if keepdims:
-        kwargs["keepdims"] = True
-    if dtype is not None:
-        kwargs["dtype"] = dtype
-    if out is not None:
-        kwargs["out"] = out
-    if kind in ("var", "std", "nanvar", "nanstd") and ddof:
-        kwargs["ddof"] = ddof
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            return np.asarray(getattr(np, kind)(x, **kwargs))
-        except Exception as e:  # noqa: BLE001 - the type is what is compared
-            return e
 
 
 # ---- resolution against NumPy (pure) -------------------------------------------------------------
@@ -313,41 +295,6 @@ def emulator():
     return reduction_emulator.Emulator(list(specs.values())), specs
 
 
-def host_values(dtype, shape, rng, kind):
-    n = int(np.prod(shape))
-    if dtype.kind == "b":
-        v = rng.random(n) < (0.9 if kind == "all" else 0.1 if kind == "any" else 0.5)
-    elif dtype.kind in "iu":
-        v = rng.integers(0, 3 if "prod" in kind else 50, n)
-    else:
-        v = rng.uniform(0.5, 1.5, n) if "prod" in kind else rng.standard_normal(n)
-        if dtype.kind == "c":
-            v = v + 1j * rng.standard_normal(n)
-        if kind.startswith("nan") or kind in ("min", "max", "argmin", "argmax"):
-            v[rng.random(n) < 0.05] = np.nan
-    return np.asarray(v).astype(dtype).reshape(shape)
-
-
-def reference(kind, x, axis, keepdims, dtype, ddof):
-    """NumPy's answer, float work done in float64 (cuplug accumulates in double)."""
-    want = numpy_result(kind, x, axis, keepdims, dtype, ddof=ddof)
-    if x.dtype.kind in "fc" and kind not in ("min", "max", "nanmin", "nanmax", "argmin", "argmax"):
-        wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
-        exact = numpy_result(kind, wide, axis, keepdims, None, ddof=ddof)
-        with np.errstate(all="ignore"):
-            want = np.asarray(exact).astype(want.dtype)
-    return want
-
-
-def assert_matches(got, want, what):
-    assert got.dtype == want.dtype and got.shape == want.shape, what
-    if want.dtype.kind in "biu":
-        np.testing.assert_array_equal(got, want, err_msg=what)
-    else:
-        tol = {2: 2e-3, 4: 2e-6, 8: 1e-12}[np.finfo(want.dtype).dtype.itemsize]
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
-
-
 def emulate(emulator, kind, x, axis, keepdims=False, dtype=None, out=None, ddof=0, sms=2):
     emu, specs = emulator
     sp = specs[(kind, x.dtype, None if dtype is None else np.dtype(dtype))]
@@ -369,19 +316,6 @@ def emulate(emulator, kind, x, axis, keepdims=False, dtype=None, out=None, ddof=
         ordered=kind in ("argmin", "argmax"), denom=denom,
     )  # fmt: skip
     return emu.run(sp, launches, temps, x, out)
-
-
-def layouts(base):
-    """(name, host view) of base (a C array): the layout classes the planner tells apart."""
-    yield "C", base
-    yield "F", np.asfortranarray(base)
-    if base.ndim >= 2:
-        big = np.concatenate([base, base], axis=-1)
-        yield "strided", big[..., ::2]
-        yield "negative", base[::-1, ..., ::-1]
-        yield "transposed", np.ascontiguousarray(base.T).T
-        yield "offset", big.reshape(-1)[1 : 1 + base.size].reshape(base.shape)  # unaligned
-        yield "broadcast", np.broadcast_to(base[:1], base.shape)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -463,3 +397,196 @@ def test_out_dtype_ddof_and_strided_out_on_the_host(emulator):
     for ddof in (0, 1, 40, 41):
         got = emulate(emulator, "var", f, 0, ddof=ddof)
         assert_matches(got, reference("var", f, 0, False, None, ddof), f"ddof={ddof}")
+
+
+# ---- the API against the fake driver (launches recorded, kernels not run) ---------------------
+
+
+@pytest.fixture
+def env(ctx, fake):
+    import gc
+
+    import cuplug.gpuarray as gpuarray
+
+    fake.clear_launches()
+    yield gpuarray, fake
+    gc.collect()
+
+
+def fields(launch):
+    """A recorded launch's parameter block by name."""
+    v = ar.PARAMS.unpack(launch.params)
+    names = ("out", "in", "m", "n", "s_red", "chunk", "splits", "denom", "nd", "final", "vec")
+    return dict(zip(names, v))
+
+
+@pytest.mark.gpu
+def test_a_small_sum_is_one_launch_into_a_0d_result(env):
+    gpuarray, fake = env
+    x = gpuarray.zeros((1000,), np.float32)
+    fake.clear_launches()
+    r = gpuarray.sum(x)
+    assert r.shape == () and r.dtype == np.float32
+    assert fake.launch_count() == 1
+    launch = fake.last_launch()
+    assert launch.function == "cuplug_axis_sum_f4_f4_f4_f4_rows"
+    assert launch.grid == (1, 1, 1) and launch.block == (256, 1, 1)
+    f = fields(launch)
+    assert (f["out"], f["in"], f["m"], f["n"], f["final"]) == (r.ptr, x.ptr, 1, 1000, 1)
+    fake.clear_launches()
+    x.sum()  # the cached plan: still one launch, nothing compiled
+    assert fake.launch_count() == 1
+
+
+@pytest.mark.gpu
+def test_pycuda_positional_forms_still_work(env):
+    gpuarray, fake = env
+    x = gpuarray.zeros((100,), np.int8)
+    s = drv_stream()
+    calls = []
+
+    def alloc(nbytes):
+        calls.append(nbytes)
+        return drv_mem_alloc(nbytes)
+
+    assert gpuarray.sum(x).dtype == np.int64  # NumPy's promotion
+    assert gpuarray.sum(x, np.float64).dtype == np.float64  # sum(a, dtype)
+    fake.clear_launches()
+    r = gpuarray.sum(x, np.float32, s, alloc)  # sum(a, dtype, stream, allocator)
+    assert r.dtype == np.float32 and calls and fake.last_launch().stream == s.handle
+    fake.clear_launches()
+    gpuarray.sum(x, None, s)
+    assert fake.last_launch().stream == s.handle
+    for f in (gpuarray.any, gpuarray.all, gpuarray.min, gpuarray.max):
+        fake.clear_launches()
+        calls.clear()
+        r = f(x, s, alloc) if f in (gpuarray.any, gpuarray.all) else f(x, s)
+        assert r.shape == () and fake.last_launch().stream == s.handle
+        if f in (gpuarray.any, gpuarray.all):
+            assert calls and r.dtype == np.bool_
+    fake.clear_launches()
+    assert x.any(s).dtype == np.bool_ and fake.last_launch().stream == s.handle
+
+
+def drv_stream():
+    import cuplug.driver as drv
+
+    return drv.Stream()
+
+
+def drv_mem_alloc(nbytes):
+    import cuplug.driver as drv
+
+    return drv.mem_alloc(nbytes)
+
+
+@pytest.mark.gpu
+def test_numpy_forms_give_numpys_shapes_and_dtypes(env):
+    gpuarray, _ = env
+    h = np.zeros((4, 5, 6), np.int16)
+    x = gpuarray.to_gpu(h)
+    cases = [
+        ("sum", {"axis": 0}),
+        ("sum", {"axis": (0, 2), "keepdims": True}),
+        ("prod", {"axis": -1, "dtype": np.int8}),
+        ("mean", {"axis": 1}),
+        ("var", {"axis": (1, 2), "ddof": 1}),
+        ("std", {}),
+        ("argmax", {"axis": 1, "keepdims": True}),
+        ("argmin", {}),
+        ("min", {"axis": 2}),
+        ("any", {"axis": (0, 1)}),
+        ("nanmean", {"axis": 0}),
+        ("nanstd", {"axis": 1}),
+    ]
+    for kind, kwargs in cases:
+        want = numpy_result(kind, h, **kwargs)
+        got = getattr(gpuarray, kind)(x, **kwargs)
+        assert (got.shape, got.dtype) == (want.shape, want.dtype), (kind, kwargs)
+        if hasattr(x, kind):
+            got = getattr(x, kind)(**kwargs)
+            assert (got.shape, got.dtype) == (want.shape, want.dtype), (kind, kwargs)
+
+
+@pytest.mark.gpu
+def test_results_keep_the_inputs_memory_order(env):
+    gpuarray, _ = env
+    x = gpuarray.to_gpu(np.asfortranarray(np.zeros((3, 4, 5), np.float32)))
+    r = x.sum(axis=0)
+    assert r.shape == (4, 5) and r.flags.f_contiguous  # NumPy's "K" order, as numpy.sum
+    assert gpuarray.to_gpu(np.zeros((3, 4, 5), np.float32)).sum(axis=0).flags.c_contiguous
+
+
+@pytest.mark.gpu
+def test_out_is_written_through_its_strides(env):
+    gpuarray, fake = env
+    x = gpuarray.zeros((10, 20), np.float32)
+    big = gpuarray.zeros((20, 3), np.float64)
+    out = big[::-1, 1]
+    fake.clear_launches()
+    assert gpuarray.sum(x, axis=0, out=out) is out
+    f = fields(fake.last_launch())
+    assert f["final"] == 1 and f["out"] == out.ptr and f["in"] == x.ptr
+    fake.clear_launches()
+    gpuarray.sum(x[:, ::-1], axis=0, out=out)  # a reversed input column: both walked forwards
+    f = fields(fake.last_launch())
+    assert f["out"] == out.ptr + 19 * out.strides[0] and f["in"] == x.ptr
+    with pytest.raises(ValueError, match=r"out= has shape \(20,\), the result has shape \(10,\)"):
+        gpuarray.sum(x, axis=1, out=out)
+    with pytest.raises(TypeError, match="out= must be a GPUArray"):
+        gpuarray.sum(x, axis=1, out=np.zeros(10))
+    with pytest.raises(TypeError, match="cannot store its int64 result in out= of dtype float64"):
+        gpuarray.argmax(x, axis=0, out=out)
+
+
+@pytest.mark.gpu
+def test_bad_reductions_name_the_problem(env):
+    gpuarray, _ = env
+    x = gpuarray.zeros((3, 0), np.float32)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        gpuarray.max(x, axis=1)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation fmin"):
+        gpuarray.nanmin(x)
+    with pytest.raises(ValueError, match="attempt to get argmax of an empty sequence"):
+        x.argmax()
+    assert x.max(axis=0).shape == (0,)  # nothing reduced: nothing to raise
+    assert gpuarray.sum(x, axis=1).shape == (3,)  # zeros
+    y = gpuarray.zeros((2, 3), np.complex64)
+    with pytest.raises(TypeError, match="not defined for complex dtype complex64"):
+        y.max()
+    with pytest.raises(axr.AxisError):
+        y.sum(axis=2)
+    with pytest.raises(TypeError, match="expected a GPUArray, got ndarray"):
+        gpuarray.sum(np.zeros(3))
+    with pytest.raises(TypeError, match="got float"):
+        y.sum(axis=0.5)
+
+
+@pytest.mark.gpu
+def test_layouts_a_launch_cannot_take_are_copied_first(env):
+    gpuarray, fake = env
+    shape = (2,) * 20  # 10 kept axes that cannot merge: more than one launch takes
+    x = gpuarray.zeros(shape, np.float32)
+    fake.clear_launches()
+    r = x.sum(axis=tuple(range(0, 20, 2)))
+    assert r.shape == (2,) * 10
+    names = [fake.launch(k).function for k in range(fake.launch_count())]
+    assert any("copy" in n for n in names) and any("cuplug_axis_sum" in n for n in names)
+    f = gpuarray.to_gpu(np.asfortranarray(np.zeros((3, 4), np.float32)))
+    fake.clear_launches()
+    assert f.argmax().shape == ()  # the flat index is C order's: a C-order copy first
+    names = [fake.launch(k).function for k in range(fake.launch_count())]
+    assert any("copy" in n for n in names)
+
+
+@pytest.mark.gpu
+def test_clear_context_caches_drops_the_reductions_kernels(env):
+    from cuplug import tools
+
+    gpuarray, _ = env
+    x = gpuarray.zeros((10,), np.float32)
+    x.sum()
+    assert axr._plans and axr._functions
+    tools.clear_context_caches()
+    assert not axr._plans and not axr._functions
+    x.sum()
