@@ -291,7 +291,9 @@ class _Planner:
             per = _ceil(m, g)
             splits = 1
             if split_ok:
-                splits = max(1, min(_ceil(self.threads, per), n // 32))
+                # Half the threads of rows: a column thread needs 50-70 registers (4 SMs' worth
+                # of blocks fit), and keeps 64 bytes of loads in flight.
+                splits = max(1, min(_ceil(self.threads // 2, per), n // 32))
             chunk = _ceil(max(n, 1), splits)
             splits = max(1, _ceil(n, chunk))
             vec = g == v > 1 and dims[-1][1] == 1 and s % v == 0 and aligned

@@ -60,6 +60,8 @@ MAXD = 8
 GROUPS = (1, 32, 256)
 #: Successive row steps whose loads are issued before their values are combined.
 UNROLL = 2
+#: The same for columns: a thread's rows of 16 bytes (fewer threads fit an SM: more loads each).
+COLS_UNROLL = 4
 
 #: The kernel parameter block (native order, no padding): out, in, m, n, s_red, chunk, splits,
 #: denom, nd, final, vec, pad, shape[MAXD], in_strides[MAXD], out_strides[MAXD].
@@ -376,6 +378,7 @@ def entry(name, kind):
 _COMMON = """\
 #define CUPLUG_BLOCK {block}
 #define UNROLL {unroll}
+#define COLS_UNROLL {cols_unroll}
 struct cuplug_params {{
   void *out;
   const void *in;
@@ -547,13 +550,13 @@ extern "C" __global__ void __launch_bounds__(CUPLUG_BLOCK) {entry}(const cuplug_
     acc[k] = {neutral};
   unsigned long long r = r0;
   if (V > 1 && p.vec) {{  // W == V values of a row, consecutive in memory and aligned
-    for (; r + UNROLL <= r1; r += UNROLL) {{
-      cuplug_vec<T, V> w[UNROLL];
+    for (; r + COLS_UNROLL <= r1; r += COLS_UNROLL) {{
+      cuplug_vec<T, V> w[COLS_UNROLL];
 #pragma unroll
-      for (int u = 0; u < UNROLL; ++u)
+      for (int u = 0; u < COLS_UNROLL; ++u)
         w[u] = *reinterpret_cast<const cuplug_vec<T, V> *>(col + (long long)(r + u) * p.s_red);
 #pragma unroll
-      for (int u = 0; u < UNROLL; ++u)
+      for (int u = 0; u < COLS_UNROLL; ++u)
 #pragma unroll
         for (int k = 0; k < V; ++k)
           acc[k] = cuplug_reduce(acc[k], {get}(w[u][k], (long long)(r + u)));
@@ -597,6 +600,7 @@ def generate(sp, entries=ENTRIES):
         maxd=MAXD,
         block=BLOCK,
         unroll=UNROLL,
+        cols_unroll=COLS_UNROLL,
         reduce_expr=sp.reduce_expr,
         final_expr=sp.final_expr,
     )

@@ -213,11 +213,11 @@ def test_sum_over_rows_of_a_16k_square_reads_columns_coalesced_with_vector_loads
     p = first.params
     assert first.kind == "cols" and p["vec"] == 1 and p["group"] == 4
     # Enough threads for the whole GPU: the rows are split, partials [split][column].
-    assert p["splits"] * 16384 // 4 >= H200_SMS * axr.THREADS_PER_SM * 0.9
+    assert p["splits"] * 16384 // 4 >= H200_SMS * axr.THREADS_PER_SM // 2 * 0.9
     assert combine.kind == "colsa" and combine.params["n"] == p["splits"]
     assert combine.params["final"] == 1 and p["final"] == 0
-    # The partial values cost under 2% of the input's traffic.
-    assert temps == [p["splits"] * 16384 * 8] and temps[0] < 0.02 * 16384**2 * 4
+    # The partial values cost under 1% of the input's traffic.
+    assert temps == [p["splits"] * 16384 * 8] and temps[0] < 0.01 * 16384**2 * 4
 
 
 def test_sum_over_columns_of_a_16k_square_is_one_block_per_row():
