@@ -574,8 +574,9 @@ def reduce(kind, a, axis=None, dtype=None, out=None, keepdims=False, stream=None
     ctx = _late.current_context()
     try:
         outkey = None if out is None else (out.dtype, out.shape, out.strides, out.ptr & 15)
+        # id(ctx): a Context hashes slowly, and the plan holds its context (the id stays its).
         key = (kind, a.dtype, a.shape, a.strides, a.ptr & 15, axis, dtype, keepdims, ddof,
-               outkey, ctx)  # fmt: skip
+               outkey, id(ctx))  # fmt: skip
         plan = _plans.get(key)
     except (AttributeError, TypeError):  # not an array, or an unhashable argument (a list)
         key = plan = None
