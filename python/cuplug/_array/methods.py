@@ -1,5 +1,6 @@
 """GPUArray methods that compute: fill, astype, mul_add, conj, real, imag, reverse, round,
-clip (the operators themselves are C slots of ArrayBase)."""
+clip, and the reductions of reductions.ReductionMixin (the operators themselves are C slots of
+ArrayBase)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 from cuplug import _core, _dtypes
 
 from .engine import Arg, Kernel
+from .reductions import ReductionMixin
 
 __all__ = ["MethodsMixin"]
 
@@ -82,7 +84,7 @@ def _round_kernel(dtype, decimals):
     return k
 
 
-class MethodsMixin:
+class MethodsMixin(ReductionMixin):
     def fill(self, value, stream=None):
         """Sets every element to `value` (cast to the dtype); returns self."""
         _apply("_fill", (value,), self, stream)

@@ -1,25 +1,201 @@
-"""Whole-array reductions of cuplug.gpuarray with PyCUDA's signatures (0-d GPUArray results):
-sum, subset_sum, dot, subset_dot, vdot, min, max, subset_min, subset_max, any, all. Result
-dtypes follow NumPy (integer sums promote as ``numpy.sum`` does); strided inputs are copied to
-a contiguous array first. The kernels are cuplug.reduction's."""
+"""gpuarray's reductions: PyCUDA's whole-array functions with their signatures (sum, subset_sum,
+dot, subset_dot, vdot, min, max, subset_min, subset_max, any, all: 0-d GPUArray results) and
+NumPy's reductions over axes (sum, prod, min, max, argmin, argmax, any, all, mean, var, std,
+nansum, nanprod, nanmin, nanmax, nanmean, nanvar, nanstd with axis=, dtype=, out=, keepdims=).
+
+The functions PyCUDA has keep its positional order working: ``sum(a, dtype, stream,
+allocator)``, ``any(a, stream, allocator)``, ``min(a, stream)`` are told from NumPy's
+``sum(a, axis, dtype, out)`` by what is passed (a dtype where the axis goes, a stream where the
+axis or dtype goes, an allocator where ``out`` goes). Result dtypes follow NumPy (integer sums
+promote as ``numpy.sum`` does). The NumPy reductions run on cuplug._array.axis_reductions (any
+strides, no copies); subset_*, dot and vdot on cuplug.reduction's kernels (strided inputs are
+copied first)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .axis_reductions import reduce as _reduce
+
 __all__ = [
+    "ReductionMixin",
     "all",
     "any",
+    "argmax",
+    "argmin",
     "dot",
     "max",
+    "mean",
     "min",
+    "nanmax",
+    "nanmean",
+    "nanmin",
+    "nanprod",
+    "nanstd",
+    "nansum",
+    "nanvar",
+    "prod",
+    "std",
     "subset_dot",
     "subset_max",
     "subset_min",
     "subset_sum",
     "sum",
+    "var",
     "vdot",
 ]
+
+
+def _is_stream(x):
+    """A stream passed where NumPy's axis/dtype goes (PyCUDA's positional order)."""
+    if x is None or isinstance(x, (int, tuple, list, np.integer)):
+        return False
+    return hasattr(x, "__cuda_stream__") or "Stream" in type(x).__name__
+
+
+def _is_allocator(x):
+    """An allocator passed where NumPy's out= goes (PyCUDA's positional order)."""
+    return x is not None and callable(x) and not hasattr(x, "gpudata")
+
+
+def _with_dtype_args(axis, dtype, out, stream, allocator):
+    """PyCUDA's (dtype, stream, allocator) in NumPy's (axis, dtype, out) slots, sorted out."""
+    if isinstance(axis, (type, np.dtype, str)):  # sum(a, np.float32, ...): PyCUDA's order
+        axis, dtype, out, pycuda_stream, pycuda_alloc = None, axis, None, dtype, out
+    elif _is_stream(dtype):  # sum(a, None, stream, ...)
+        pycuda_stream, pycuda_alloc, dtype = dtype, out, None
+        out = None
+    elif _is_allocator(out):  # sum(a, None, None, allocator)
+        pycuda_stream, pycuda_alloc, out = None, out, None
+    else:
+        return axis, dtype, out, stream, allocator
+    return (
+        axis,
+        dtype,
+        out,
+        stream if pycuda_stream is None else pycuda_stream,
+        allocator if pycuda_alloc is None else pycuda_alloc,
+    )
+
+
+def _with_stream_args(axis, out, stream, allocator):
+    """PyCUDA's (stream, allocator) in NumPy's (axis, out) slots, sorted out."""
+    if _is_stream(axis):
+        stream, axis = axis, None
+        if _is_allocator(out):
+            allocator, out = out, None
+    elif _is_allocator(out):
+        allocator, out = out, None
+    return axis, out, stream, allocator
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+    """The sum over ``axis`` (numpy.sum); over all elements a 0-d GPUArray. Integer and bool
+    sums promote as NumPy's do; float16/32 accumulate in double, complex64 in complex128.
+    PyCUDA's ``sum(a, dtype, stream, allocator)`` works too."""
+    if axis is not None or dtype is not None or out is not None:
+        axis, dtype, out, stream, allocator = _with_dtype_args(axis, dtype, out, stream, allocator)
+    return _reduce("sum", a, axis, dtype, out, keepdims, stream, allocator)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+    """The product over ``axis`` (numpy.prod)."""
+    return _reduce("prod", a, axis, dtype, out, keepdims, stream, allocator)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+    """The sum with NaNs counted as zero (numpy.nansum)."""
+    return _reduce("nansum", a, axis, dtype, out, keepdims, stream, allocator)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+    """The product with NaNs counted as one (numpy.nanprod)."""
+    return _reduce("nanprod", a, axis, dtype, out, keepdims, stream, allocator)
+
+
+def min(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+    """The smallest element over ``axis`` (numpy.min: a NaN wins); ValueError when a slice is
+    empty. PyCUDA's ``min(a, stream)`` works too."""
+    if axis is not None or out is not None:
+        axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
+    return _reduce("min", a, axis, None, out, keepdims, stream, allocator)
+
+
+def max(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+    """The largest element over ``axis`` (numpy.max: a NaN wins); ValueError when a slice is
+    empty. PyCUDA's ``max(a, stream)`` works too."""
+    if axis is not None or out is not None:
+        axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
+    return _reduce("max", a, axis, None, out, keepdims, stream, allocator)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+    """The smallest element ignoring NaNs (numpy.nanmin; NaN where a slice is all NaN)."""
+    return _reduce("nanmin", a, axis, None, out, keepdims, stream, allocator)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+    """The largest element ignoring NaNs (numpy.nanmax; NaN where a slice is all NaN)."""
+    return _reduce("nanmax", a, axis, None, out, keepdims, stream, allocator)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
+    """The index of the first smallest element (numpy.argmin; the first NaN wins): along
+    ``axis``, or into the C-order flattened array when ``axis`` is None. int64 results."""
+    return _reduce("argmin", a, axis, None, out, keepdims, stream, allocator)
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
+    """The index of the first largest element (numpy.argmax; the first NaN wins)."""
+    return _reduce("argmax", a, axis, None, out, keepdims, stream, allocator)
+
+
+def any(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+    """Whether some element is nonzero (numpy.any), bool results. PyCUDA's
+    ``any(a, stream, allocator)`` works too."""
+    if axis is not None or out is not None:
+        axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
+    return _reduce("any", a, axis, None, out, keepdims, stream, allocator)
+
+
+def all(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+    """Whether every element is nonzero (numpy.all), bool results. PyCUDA's
+    ``all(a, stream, allocator)`` works too."""
+    if axis is not None or out is not None:
+        axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
+    return _reduce("all", a, axis, None, out, keepdims, stream, allocator)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+    """The mean (numpy.mean): float64 for integers and bools, the input's float or complex
+    dtype otherwise (summed in double); NaN for an empty slice."""
+    return _reduce("mean", a, axis, dtype, out, keepdims, stream, allocator)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+    """The mean of the non-NaN elements (numpy.nanmean; NaN where there are none)."""
+    return _reduce("nanmean", a, axis, dtype, out, keepdims, stream, allocator)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
+    """The variance (numpy.var): the mean squared distance from the mean, divided by
+    ``n - ddof``; real for complex input. One pass (Chan et al.'s pairwise update, in double)."""
+    return _reduce("var", a, axis, dtype, out, keepdims, stream, allocator, ddof)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
+    """The standard deviation (numpy.std): the square root of var."""
+    return _reduce("std", a, axis, dtype, out, keepdims, stream, allocator, ddof)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
+    """The variance of the non-NaN elements (numpy.nanvar)."""
+    return _reduce("nanvar", a, axis, dtype, out, keepdims, stream, allocator, ddof)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
+    """The standard deviation of the non-NaN elements (numpy.nanstd)."""
+    return _reduce("nanstd", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
 _SUM_DTYPES = {}
@@ -41,16 +217,6 @@ def _check_supported(where, *arrays):
     for a in arrays:
         if a.dtype.kind not in "biufc":
             raise TypeError(f"gpuarray.{where}: not defined for dtype {a.dtype}")
-
-
-def sum(a, dtype=None, stream=None, allocator=None):  # noqa: A001 - PyCUDA's name
-    """The sum of all elements, as a 0-d GPUArray of NumPy's sum dtype (or ``dtype``)."""
-    from . import reduction_kernels as reduction
-
-    _check_supported("sum", a)
-    out_dtype = np.dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
-    kernel = reduction.get_sum_kernel(out_dtype, a.dtype)
-    return kernel(_contiguous(a, stream), stream=stream, allocator=allocator)
 
 
 def subset_sum(subset, a, dtype=None, stream=None, allocator=None):
@@ -118,27 +284,6 @@ def vdot(a, b, dtype=None, stream=None, allocator=None):
     )
 
 
-def _minmax(what, a, stream, allocator):
-    from . import reduction_kernels as reduction
-
-    _check_supported(what, a)
-    if a.size == 0:
-        name = "minimum" if what == "min" else "maximum"
-        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-    kernel = reduction.get_minmax_kernel(what, a.dtype)
-    return kernel(_contiguous(a, stream), stream=stream, allocator=allocator)
-
-
-def min(a, stream=None, allocator=None):  # noqa: A001 - PyCUDA's name
-    """The smallest element (NaN when there is one), as a 0-d GPUArray."""
-    return _minmax("min", a, stream, allocator)
-
-
-def max(a, stream=None, allocator=None):  # noqa: A001 - PyCUDA's name
-    """The largest element (NaN when there is one), as a 0-d GPUArray."""
-    return _minmax("max", a, stream, allocator)
-
-
 def _subset_minmax(what, subset, a, stream, allocator):
     from . import reduction_kernels as reduction
 
@@ -178,21 +323,42 @@ def subset_dot(subset, a, b, dtype=None, stream=None, allocator=None):
     )
 
 
-def any(a, stream=None, allocator=None):  # noqa: A001 - PyCUDA's name
-    """Whether some element is nonzero, as a 0-d bool GPUArray."""
-    from . import reduction_kernels as reduction
+class ReductionMixin:
+    """GPUArray's reduction methods, NumPy's signatures (``x.sum(axis=0)``, ``x.argmax()``,
+    ``x.var(ddof=1)``) plus ``stream=`` and ``allocator=``; ``x.any(stream)`` and
+    ``x.all(stream, allocator)`` keep PyCUDA's positional order working."""
 
-    _check_supported("any", a)
-    return reduction.get_any_kernel(a.dtype)(
-        _contiguous(a, stream), stream=stream, allocator=allocator
-    )
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+        return _reduce("sum", self, axis, dtype, out, keepdims, stream, allocator)
 
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+        return _reduce("prod", self, axis, dtype, out, keepdims, stream, allocator)
 
-def all(a, stream=None, allocator=None):  # noqa: A001 - PyCUDA's name
-    """Whether every element is nonzero, as a 0-d bool GPUArray."""
-    from . import reduction_kernels as reduction
+    def min(self, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+        return min(self, axis, out, keepdims, stream, allocator)
 
-    _check_supported("all", a)
-    return reduction.get_all_kernel(a.dtype)(
-        _contiguous(a, stream), stream=stream, allocator=allocator
-    )
+    def max(self, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+        return max(self, axis, out, keepdims, stream, allocator)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
+        return _reduce("argmin", self, axis, None, out, keepdims, stream, allocator)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
+        return _reduce("argmax", self, axis, None, out, keepdims, stream, allocator)
+
+    def any(self, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+        return any(self, axis, out, keepdims, stream, allocator)
+
+    def all(self, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+        return all(self, axis, out, keepdims, stream, allocator)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+        return _reduce("mean", self, axis, dtype, out, keepdims, stream, allocator)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None,
+            allocator=None):  # fmt: skip
+        return _reduce("var", self, axis, dtype, out, keepdims, stream, allocator, ddof)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None,
+            allocator=None):  # fmt: skip
+        return _reduce("std", self, axis, dtype, out, keepdims, stream, allocator, ddof)
