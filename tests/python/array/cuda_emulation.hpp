@@ -67,6 +67,9 @@ inline emu_dim3 blockDim, gridDim;
 inline thread_local emu_block *emu_current = nullptr;
 inline thread_local std::minstd_rand emu_rng{12345};
 inline int emu_jitter_us = 0;  // random delays before each release store (0: none)
+// Release stores to [emu_slow_lo, emu_slow_hi) wait emu_slow_us first (a slow publisher).
+inline std::uintptr_t emu_slow_lo = 0, emu_slow_hi = 0;
+inline int emu_slow_us = 0;
 inline std::atomic<long> emu_releases{0};
 
 // __shared__ declarations are rewritten to this: the id-th declaration's bytes in this block.
@@ -131,6 +134,9 @@ inline unsigned long long cuplug_ld_acquire(const unsigned long long *p) {
 inline void cuplug_st_release(unsigned long long *p, unsigned long long v) {
   if (emu_jitter_us)
     std::this_thread::sleep_for(std::chrono::microseconds(emu_rng() % emu_jitter_us));
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  if (at >= emu_slow_lo && at < emu_slow_hi)
+    std::this_thread::sleep_for(std::chrono::microseconds(emu_slow_us));
   emu_releases.fetch_add(1);
   std::atomic_ref<unsigned long long>(*p).store(v, std::memory_order_release);
 }

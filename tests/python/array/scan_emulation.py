@@ -70,21 +70,30 @@ def host_source(source):
 
 _MAIN = r"""
 #include <cstdio>
+#include <string>
 int main(int argc, char **argv)
 {{
-  const unsigned long long n = {n};
-  std::vector<unsigned char> in({in_bytes}), out({out_bytes}), extra({extra_bytes});
+  // in-file out-file n in-bytes out-bytes jitter scratch-bytes grid resident in-offset in-step
+  // out-offset out-step row vec-ok slow-lo slow-hi slow-us
+  auto arg = [&](int k) {{ return std::stoll(argv[k]); }};
+  const unsigned long long n = arg(3);
+  std::vector<unsigned char> in(arg(4)), out(arg(5));
   std::FILE *f = std::fopen(argv[1], "rb");
   if (std::fread(in.data(), 1, in.size(), f) != in.size()) return 2;
   std::fclose(f);
-  emu_jitter_us = {jitter};
-  const unsigned long long words = {scratch_bytes};
-  std::vector<unsigned long long> state(words / 8 + 2, 0);
-  emu_launch({kernel}, {grid}, {block}, {resident}, {args});
-  {second}
+  emu_jitter_us = (int)arg(6);
+  std::vector<unsigned long long> state(arg(7) / 8 + 2, 0);
+  const unsigned grid = (unsigned)arg(8), resident = (unsigned)arg(9);
+  const long long in_off = arg(10), in_step = arg(11), out_off = arg(12), out_step = arg(13);
+  const unsigned long long row = arg(14);
+  const int vec_ok = (int)arg(15);
+  emu_slow_lo = reinterpret_cast<std::uintptr_t>(state.data()) + arg(16);
+  emu_slow_hi = reinterpret_cast<std::uintptr_t>(state.data()) + arg(17);
+  emu_slow_us = (int)arg(18);
+  (void)row;
+  emu_launch({kernel}, grid, {block}, resident, {args});
   f = std::fopen(argv[2], "wb");
   std::fwrite(out.data(), 1, out.size(), f);
-  std::fwrite(extra.data(), 1, extra.size(), f);
   std::fclose(f);
   std::printf("releases %ld\n", emu_releases.load());
   return 0;
@@ -104,11 +113,12 @@ def _build(cpp, workdir):
     return exe
 
 
-def _run(exe, data, out_bytes, workdir):
+def _run(exe, data, workdir, params=()):
     inp = pathlib.Path(workdir) / f"in_{os.getpid()}.bin"
     outp = pathlib.Path(workdir) / f"out_{os.getpid()}.bin"
     inp.write_bytes(data)
-    r = subprocess.run([str(exe), str(inp), str(outp)], capture_output=True, text=True, timeout=600)
+    cmd = [str(exe), str(inp), str(outp)] + [str(int(p)) for p in params]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     if r.returncode:
         raise RuntimeError(f"emulated kernel failed ({r.returncode}): {r.stdout}{r.stderr}")
     releases = int(r.stdout.split()[-1])
@@ -120,10 +130,19 @@ def grid_for(n, tuning, multi=True):
     return (tiles if multi and tiles > 1 else 1), tiles
 
 
+def _slow_group_prefixes(tiles, slow_us):
+    """Format fields that delay every release store of a group prefix GP(g) by slow_us: later
+    groups then find totals without prefixes and fold them (the look-back's slow path)."""
+    groups = -(-tiles // 32)
+    lo = 16 + 8 * (tiles + groups)
+    return dict(slow_lo=lo, slow_hi=lo + 8 * groups if slow_us else lo, slow_us=slow_us)
+
+
 def run_array_scan(gen, x, out_dtype, row=0, in_step=1, out_step=1, multi=True, jitter=0,
-                   resident=6, workdir=None):  # fmt: skip
+                   resident=6, slow_us=0, workdir=None):  # fmt: skip
     """Runs an ArrayScan (cuplug._codegen.scan) over host array ``x`` (read with ``in_step``)
-    and returns (the n results, number of release stores)."""
+    and returns (the n results, number of release stores). ``workdir`` keeps the built
+    programs (one per kernel) for later calls."""
     from cuplug._codegen import scan as sg
 
     out_dtype = np.dtype(out_dtype)
@@ -134,32 +153,25 @@ def run_array_scan(gen, x, out_dtype, row=0, in_step=1, out_step=1, multi=True, 
     out_len = n * abs(out_step)
     out_off = 0 if out_step > 0 else out_len - 1
     args = [
-        f"reinterpret_cast<const in_type *>(in.data()) + {in_off}",
-        f"{in_step}LL",
-        f"reinterpret_cast<out_type *>(out.data()) + {out_off}",
-        f"{out_step}LL",
+        "reinterpret_cast<const in_type *>(in.data()) + in_off",
+        "in_step",
+        "reinterpret_cast<out_type *>(out.data()) + out_off",
+        "out_step",
     ]
     if gen.segmented:
-        args.append(f"{row}ULL")
-    vec_ok = int(gen.vector and in_step == 1 and out_step == 1)
-    args += [f"{vec_ok}", f"{n}ULL", "reinterpret_cast<unsigned char *>(state.data())"]
+        args.append("row")
+    args += ["vec_ok", "n", "reinterpret_cast<unsigned char *>(state.data())"]
     cpp = host_source(gen.source) + _MAIN.format(
-        n=n,
-        in_bytes=x.nbytes,
-        out_bytes=out_len * out_dtype.itemsize,
-        extra_bytes=0,
-        jitter=jitter,
-        scratch_bytes=sg.scratch_bytes(tiles, gen.words),
-        kernel=gen.name,
-        grid=grid,
-        block=t.block,
-        resident=resident,
-        args=", ".join(args),
-        second="",
+        kernel=gen.name, block=t.block, args=", ".join(args)
     )
+    vec_ok = int(gen.vector and in_step == 1 and out_step == 1)
+    slow = _slow_group_prefixes(tiles, slow_us)
+    params = [n, x.nbytes, out_len * out_dtype.itemsize, jitter]
+    params += [sg.scratch_bytes(tiles, gen.words), grid, resident, in_off, in_step, out_off]
+    params += [out_step, row, vec_ok, slow["slow_lo"], slow["slow_hi"], slow["slow_us"]]
     with tempfile.TemporaryDirectory() as tmp:
         exe = _build(cpp, workdir or tmp)
-        raw, releases = _run(exe, np.ascontiguousarray(x).tobytes(), None, workdir or tmp)
+        raw, releases = _run(exe, np.ascontiguousarray(x).tobytes(), tmp, params)
     out = np.frombuffer(raw, out_dtype)
     return out[out_off::out_step] if out_step < 0 else out[::out_step], releases
 
@@ -175,6 +187,9 @@ int main(int argc, char **argv)
   std::fclose(f);
   emu_jitter_us = {jitter};
   std::vector<unsigned long long> state({scratch_bytes} / 8 + 2, 0);
+  emu_slow_lo = reinterpret_cast<std::uintptr_t>(state.data()) + {slow_lo};
+  emu_slow_hi = reinterpret_cast<std::uintptr_t>(state.data()) + {slow_hi};
+  emu_slow_us = {slow_us};
   std::vector<scan_type> tmp(n);
   std::vector<unsigned char> flags(n);
   unsigned char *base = data.data();
@@ -191,7 +206,7 @@ int main(int argc, char **argv)
 """
 
 
-def run_generic_scan(gen, args, n, multi=True, jitter=0, resident=6, workdir=None):
+def run_generic_scan(gen, args, n, multi=True, jitter=0, resident=6, slow_us=0, workdir=None):
     """Runs a GenericScan (cuplug._codegen.scan) over ``args`` (host arrays for vectors, numbers
     for scalars, in order) for ``n`` elements; returns the arrays after the scan (copies)."""
     from cuplug import _dtypes
@@ -224,10 +239,11 @@ def run_generic_scan(gen, args, n, multi=True, jitter=0, resident=6, workdir=Non
         block=t.block,
         resident=resident,
         args="".join(a + ", " for a in cargs),
+        **_slow_group_prefixes(tiles, slow_us),
     )
     with tempfile.TemporaryDirectory() as tmp:
         exe = _build(cpp, workdir or tmp)
-        raw, _ = _run(exe, bytes(data), None, workdir or tmp)
+        raw, _ = _run(exe, bytes(data), tmp)
     out = []
     for a, off in zip(args, offsets):
         if off is not None:
