@@ -193,7 +193,9 @@ def _cumulative(op, a, axis, dtype, out, stream):
         stream=stream,
         allocator=allocator,
     )
-    result = target if axis == ndim - 1 else target.transpose(tuple(int(k) for k in np.argsort(perm)))
+    result = (
+        target if axis == ndim - 1 else target.transpose(tuple(int(k) for k in np.argsort(perm)))
+    )
     if out is not None:
         if result.ptr != out.ptr or result.strides != out.strides:
             _copy_into(out, result.reshape(out.shape), stream)

@@ -312,19 +312,9 @@ class ExclusiveScanKernel(_ScanKernelBase):
 
 # ---- PyOpenCL's GenericScanKernel ---------------------------------------------------------------
 
-#: Names the generated code gives the user's expressions (or uses itself).
-_TAKEN = (
-    "i",
-    "N",
-    "a",
-    "b",
-    "item",
-    "prev_item",
-    "last_item",
-    "across_seg_boundary",
-    "scan_type",
-    "index_type",
-)
+#: Names the kernels' code gives the user's expressions besides the arguments (``b`` and
+#: ``across_seg_boundary`` live only in scan_expr, where the arguments are not seen).
+_TAKEN = ("i", "N", "a", "item", "prev_item", "last_item", "scan_type", "index_type")
 
 _CL_QUALIFIERS = re.compile(r"\b(__global|global|__local|__constant|__private)\b")
 

@@ -16,13 +16,13 @@ Each value is a fixed expression of the tile's elements, the same bracketing eve
 Across tiles (the deterministic decoupled look-back). Tiles form groups of GROUP (32). Each tile
 publishes its aggregate ``A(t)``. The exclusive prefix of tile ``t = 32 g + p`` is
 ``GP(g-1) (+) C(p)``, where ``C(p)`` is a fixed shuffle tree over ``A(32 g) .. A(t-1)`` (read by
-the tile's first warp, one per lane) and ``GP`` is the left fold ``GP(g) = GP(g-1) (+) T(g)``, ``GP(0) = T(0)``,
-of the group totals ``T(g) = C(32)`` (published by each group's last tile). A tile that finds
-``GP(g-1)`` unpublished walks back over the groups until one with a published ``GP(j)`` and folds
-``T(j+1) .. T(g-1)`` onto it: the same operations on the same values as the chain itself, so the
-same bits, whoever computes it first (it publishes what it computed, which only ever repeats the
-value). Kernels compile with ``--fmad=false`` so that a multiply-add in an operator is rounded the
-same way at every place it is inlined.
+the tile's first warp, one per lane) and ``GP`` is the left fold ``GP(g) = GP(g-1) (+) T(g)``,
+``GP(0) = T(0)``, of the group totals ``T(g) = C(32)`` (published by each group's last tile). A
+tile that finds ``GP(g-1)`` unpublished walks back over the groups until one with a published
+``GP(j)`` and folds ``T(j+1) .. T(g-1)`` onto it: the same operations on the same values as the
+chain itself, so the same bits, whoever computes it first (it publishes what it computed, which
+only ever repeats the value). Kernels compile with ``--fmad=false`` so that a multiply-add in an
+operator is rounded the same way at every place it is inlined.
 
 The publication protocol is the usual one: the value is stored through L2 (``st.global.cg``),
 then a status word with ``st.release.gpu``; readers spin on ``ld.acquire.gpu`` (with a short
@@ -882,6 +882,7 @@ def generate_generic_scan(
             f"    scan_type prev_item = ({start}) ? cuplug_neutral() : cuplug_tmp[cuplug_e - 1];\n"
         )
     last = "  scan_type last_item = cuplug_tmp[cuplug_n - 1];\n" if uses_last else ""
+    item = "    scan_type item = cuplug_tmp[cuplug_e];\n" if _uses("item", output_statement) else ""
     src += f"""
 extern "C" __global__ void __launch_bounds__(256) {name}_output(
     {user_params}const scan_type *cuplug_tmp, const unsigned char *cuplug_flags,
@@ -893,8 +894,7 @@ extern "C" __global__ void __launch_bounds__(256) {name}_output(
 {last}  for (unsigned long long cuplug_e = blockIdx.x * 256ull + threadIdx.x; cuplug_e < cuplug_n;
        cuplug_e += (unsigned long long)gridDim.x * 256) {{
     const index_type i = (index_type)cuplug_e;
-    scan_type item = cuplug_tmp[cuplug_e];
-{prev}    {{
+{item}{prev}    {{
       {output_statement};
     }}
   }}
