@@ -13,6 +13,7 @@ from cuplug._array.creation import (
     zeros,
     zeros_like,
 )
+from cuplug._array.cumulative import cumprod, cumsum
 from cuplug._array.interop import asarray, from_dlpack
 from cuplug._array.manipulation import (
     concatenate,
@@ -75,6 +76,8 @@ __all__ = [
     "asarray",
     "clip",
     "concatenate",
+    "cumprod",
+    "cumsum",
     "dot",
     "empty",
     "empty_like",

@@ -1,0 +1,518 @@
+"""PyCUDA's ``pycuda.scan`` (cuplug.scan re-exports it): InclusiveScanKernel and
+ExclusiveScanKernel, plus PyOpenCL's GenericScanKernel, which PyCUDA lacks.
+
+``InclusiveScanKernel(np.int32, "a+b")(x)`` scans ``x`` in place; ``output_ary=`` another array,
+or ``"new"`` for a new one. The kernels come from cuplug._codegen.scan: one pass over the data
+(a deterministic decoupled look-back across tiles), or one block for short inputs; float results
+are the same bits on every run. Modules are compiled when a kernel is made (errors show there, as
+in PyCUDA) and loaded once per context.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+from cuplug import _dtypes
+from cuplug._cargs import VectorArg, parse_arguments
+from cuplug._codegen import scan as _sg
+
+from .creation import empty as _empty
+
+__all__ = ["ExclusiveScanKernel", "GenericScanKernel", "InclusiveScanKernel"]
+
+
+def _tune_overrides():
+    """CUPLUG_SCAN_TUNE="block=256,items=16,vec=4,single_tiles=4": experiments on a GPU."""
+    out = {}
+    for item in os.environ.get("CUPLUG_SCAN_TUNE", "").split(","):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            out[k.strip()] = int(v)
+    return out
+
+
+TUNE_OVERRIDES = _tune_overrides()
+
+
+def _is_array(x):
+    return hasattr(x, "gpudata") and hasattr(x, "dtype") and hasattr(x, "shape")
+
+
+def _options(user_options, source, builtin):
+    """Compiler options of a scan module: the user's, then --fmad=false (see
+    cuplug._codegen.scan) unless they chose contraction themselves."""
+    opts = list(user_options or ())
+    if not any("fmad" in o or "fast_math" in o or "fast-math" in o for o in opts):
+        opts += _sg.OPTIONS
+    if "cuda/std/complex" in source:
+        from .engine import PCH_OPTIONS
+
+        opts += PCH_OPTIONS
+    if builtin:
+        from .engine import _compile_options
+
+        opts = _compile_options([], opts, True)  # NVRTC's -minimal for cuplug's own kernels
+    return opts
+
+
+class _Module:
+    """A generated module's functions (prepared), compiled once per source and loaded once per
+    context: {context: (context, functions)}, checked by identity (a destroyed context's handle
+    may come back as a new context)."""
+
+    def __init__(self, source, entries, options, keep=False):
+        self.source = source
+        self.entries = entries  # [(name, prepared format)]
+        self.options = options
+        self.keep = keep
+        self._functions = {}
+
+    def functions(self):
+        from cuplug import driver
+        from cuplug.compiler import SourceModule
+
+        ctx = driver.Context.get_current()
+        owner, entry = self._functions.get(ctx, (None, None))
+        if owner is not ctx:
+            mod = SourceModule(self.source, no_extern_c=True, options=self.options, keep=self.keep)
+            funcs = []
+            for name, fmt in self.entries:
+                f = mod.get_function(name)
+                f.prepare(fmt)
+                funcs.append(f)
+            sms = ctx.get_device().get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
+            entry = (funcs, sms)
+            self._functions[ctx] = (ctx, entry)
+        return entry
+
+
+def _scratch(tiles, words, stream, allocator):
+    """Zeroed look-back state for a multi-block launch (a uint8 GPUArray), or None for one."""
+    from cuplug import driver
+
+    buf = _empty((_sg.scratch_bytes(tiles, words),), np.uint8, allocator=allocator)
+    driver.memset_d32_async(buf.ptr, 0, _sg.scratch_zero_bytes(tiles) // 4, stream)
+    return buf
+
+
+def _grid(tiles, tuning):
+    if tiles >= 2**32:
+        raise ValueError(f"scan: {tiles} tiles of {tuning.tile} elements is too many (< 2**32)")
+    return 1 if tiles <= tuning.single_tiles else tiles
+
+
+class ArrayScan:
+    """One generated array scan (cuplug._codegen.scan.generate_array_scan), callable on
+    device addresses: ``scan(in_ptr, in_step, out_ptr, out_step, n, row=0, stream, allocator)``
+    with steps in elements (negative ones too); ``row`` > 0 restarts the scan every ``row``
+    elements (a kernel generated ``segmented``)."""
+
+    def __init__(
+        self,
+        name,
+        in_dtype,
+        scan_dtype,
+        out_dtype,
+        scan_expr,
+        neutral=None,
+        exclusive=False,
+        segmented=False,
+        preamble="",
+        options=None,
+        builtin=False,
+        keep=False,
+    ):
+        self.in_dtype, self.scan_dtype, self.out_dtype = map(
+            np.dtype, (in_dtype, scan_dtype, out_dtype)
+        )
+        self.segmented = segmented
+        words = _sg.value_words(self.scan_dtype.itemsize, segmented)
+        io = max(self.in_dtype.itemsize, self.out_dtype.itemsize)
+        tuning = _sg.tuning_for(4 * words, io, TUNE_OVERRIDES)
+        self.gen = _sg.generate_array_scan(
+            name,
+            self.in_dtype,
+            self.scan_dtype,
+            self.out_dtype,
+            scan_expr,
+            neutral,
+            exclusive,
+            segmented,
+            preamble,
+            tuning,
+        )
+        opts = _options(options, self.gen.source, builtin)
+        self.module = _Module(self.gen.source, [(name, self.gen.arg_format())], opts, keep)
+
+    @property
+    def source(self):
+        return self.gen.source
+
+    def compile(self):
+        self.module.functions()
+
+    def __call__(self, in_ptr, in_step, out_ptr, out_step, n, row=0, stream=None, allocator=None):
+        (func,), _ = self.module.functions()
+        t, gen = self.gen.tuning, self.gen
+        vec_ok = int(
+            gen.vector
+            and in_step == 1
+            and out_step == 1
+            and in_ptr % (t.vec * self.in_dtype.itemsize) == 0
+            and out_ptr % (gen.piece * self.out_dtype.itemsize) == 0
+        )
+        tiles = -(-n // t.tile)
+        grid = _grid(tiles, t)
+        state = _scratch(tiles, gen.words, stream, allocator) if grid > 1 else None
+        args = [in_ptr, in_step, out_ptr, out_step]
+        if self.segmented:
+            args.append(row)
+        args += [vec_ok, n, state.ptr if state is not None else 0]
+        func.prepared_async_call((grid, 1), (t.block, 1, 1), stream, *args)
+        return state  # the caller keeps it until the launch is queued
+
+
+def _step(ary):
+    """The element step of a 1-d array (its byte stride in elements)."""
+    s = ary.strides[0] if ary.ndim else ary.itemsize
+    if s % ary.itemsize:
+        return None
+    return s // ary.itemsize
+
+
+def _extent(ary):
+    """[lowest, highest) byte addresses a 1-d array touches."""
+    step = ary.strides[0]
+    first, last = ary.ptr, ary.ptr + step * (ary.size - 1)
+    return min(first, last), max(first, last) + ary.itemsize
+
+
+def _scan_dtype(dtype):
+    """Float16 arrays are scanned in float32 (the values the expression sees)."""
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+class _ScanKernelBase:
+    _exclusive = False
+
+    def __init__(
+        self,
+        dtype,
+        scan_expr,
+        neutral=None,
+        name_prefix="scan",
+        options=None,
+        preamble="",
+        devices=None,
+    ):
+        if self._exclusive and neutral is None:
+            raise ValueError("neutral element is required for exclusive scan")
+        if not isinstance(name_prefix, str) or not name_prefix.isidentifier():
+            raise ValueError(f"{type(self).__name__}: name_prefix {name_prefix!r} is not a C name")
+        self.dtype = np.dtype(dtype)
+        try:
+            _dtypes.ctype(self.dtype)
+        except ValueError:
+            raise TypeError(
+                f"{type(self).__name__}: no C type for dtype {self.dtype}; register it with "
+                "cuplug.tools.get_or_register_dtype (and define it in preamble=)"
+            ) from None
+        self.scan_expr = scan_expr
+        self.neutral = None if neutral is None else str(neutral)
+        self.name_prefix = name_prefix
+        kind = "exclusive" if self._exclusive else "inclusive"
+        self._scan = ArrayScan(
+            f"{name_prefix}_{kind}_scan",
+            self.dtype,
+            _scan_dtype(self.dtype),
+            self.dtype,
+            scan_expr,
+            self.neutral,
+            exclusive=self._exclusive,
+            preamble=preamble,
+            options=options,
+        )
+        self._scan.compile()  # PyCUDA compiles eagerly: errors show here
+
+    @property
+    def source(self):
+        """The generated CUDA source."""
+        return self._scan.source
+
+    def _check(self, what, ary):
+        if not _is_array(ary):
+            raise TypeError(
+                f"{type(self).__name__}: {what} must be a GPUArray, got {type(ary).__name__}"
+            )
+        if ary.dtype != self.dtype:
+            raise TypeError(
+                f"{type(self).__name__}: {what} has dtype {ary.dtype}, the kernel scans "
+                f"{self.dtype}; make a kernel for {ary.dtype} or use .astype({self.dtype})"
+            )
+        if ary.ndim != 1:
+            raise ValueError(
+                f"{type(self).__name__}: scans 1-d arrays, {what} has shape {ary.shape}; pass "
+                "ary.ravel() (or use gpuarray.cumsum(ary, axis=...))"
+            )
+
+    def __call__(self, input_ary, output_ary=None, allocator=None, stream=None, queue=None):
+        """Scans ``input_ary`` (1-d, any step) into ``output_ary``: ``None`` for in place, an
+        array of the same shape and dtype, or ``"new"``; returns the output. ``queue`` is the
+        name PyCUDA's docs use for ``stream``."""
+        if stream is None:
+            stream = queue
+        self._check("input_ary", input_ary)
+        allocator = allocator or input_ary.allocator
+        if output_ary is None:
+            output_ary = input_ary
+        elif isinstance(output_ary, str):
+            if output_ary != "new":
+                raise ValueError(f"output_ary must be None, an array or 'new', got {output_ary!r}")
+            output_ary = _empty(input_ary.shape, self.dtype, allocator=allocator)
+        self._check("output_ary", output_ary)
+        if input_ary.shape != output_ary.shape:
+            raise ValueError("input and output must have the same shape")
+        n = input_ary.size
+        if not n:
+            return output_ary
+        src = input_ary
+        in_step, out_step = _step(input_ary), _step(output_ary)
+        if in_step is None or out_step is None:
+            raise ValueError("scan: array strides must be whole elements")
+        if output_ary is not input_ary or out_step != in_step:
+            lo_i, hi_i = _extent(input_ary)
+            lo_o, hi_o = _extent(output_ary)
+            same = input_ary.ptr == output_ary.ptr and in_step == out_step
+            if lo_i < hi_o and lo_o < hi_i and not same:
+                # Partly overlapping views: later tiles would read what earlier ones wrote.
+                src = input_ary.copy(stream=stream)
+                in_step = 1
+        state = self._scan(
+            src.ptr, in_step, output_ary.ptr, out_step, n, stream=stream, allocator=allocator
+        )
+        del state, src
+        return output_ary
+
+
+class InclusiveScanKernel(_ScanKernelBase):
+    """PyCUDA's InclusiveScanKernel(dtype, scan_expr, neutral=None, name_prefix="scan",
+    options=None, preamble="", devices=None): ``out[i] = in[0] (+) ... (+) in[i]`` with
+    ``(+)`` the C expression ``scan_expr`` of ``a`` (earlier) and ``b`` (later)."""
+
+
+class ExclusiveScanKernel(_ScanKernelBase):
+    """PyCUDA's ExclusiveScanKernel: ``out[0] = neutral``, ``out[i] = in[0] (+) ... (+)
+    in[i-1]``; ``neutral`` (a C expression) is required."""
+
+    _exclusive = True
+
+
+# ---- PyOpenCL's GenericScanKernel ---------------------------------------------------------------
+
+#: Names the kernels' code gives the user's expressions besides the arguments (``b`` and
+#: ``across_seg_boundary`` live only in scan_expr, where the arguments are not seen).
+_TAKEN = ("i", "N", "a", "item", "prev_item", "last_item", "scan_type", "index_type")
+
+_CL_QUALIFIERS = re.compile(r"\b(__global|global|__local|__constant|__private)\b")
+
+
+class GenericScanKernel:
+    """PyOpenCL's GenericScanKernel (``pyopencl.scan``), which PyCUDA lacks::
+
+        knl = GenericScanKernel(np.int32, arguments="int *ary", input_expr="ary[i]",
+                                scan_expr="a+b", neutral="0",
+                                output_statement="ary[i+1] = item;")
+        knl(a)  # then a[1:] holds the inclusive scan of the old a[:-1]
+
+    ``arguments``: C declarations (PyOpenCL's ``__global`` qualifiers are accepted); the first
+    vector sets the size (``size=`` overrides it). ``input_expr``: the value of element ``i``.
+    ``scan_expr``: ``a`` (the earlier value) combined with ``b``; ``across_seg_boundary`` says a
+    segment starts within ``b``'s range (segmented scans choose ``b`` then). ``neutral``: C
+    expression of the identity. ``output_statement``: C code with ``item`` (the inclusive scan
+    at ``i``), ``prev_item`` (the one before, ``neutral`` at 0 and at segment starts),
+    ``last_item`` (the scan at ``N-1``), ``i``, ``N`` and the arguments.
+    ``is_segment_start_expr``: C bool expression of ``i`` and ``a`` (the input value) starting a
+    segment. ``input_fetch_exprs``: ``(name, argument, 0 or -1)``: ``name`` is
+    ``argument[i+offset]`` in the input and segment expressions. ``index_dtype``: the type of
+    ``i`` and ``N`` (default int64; PyOpenCL's default is int32). A leading context argument
+    (PyOpenCL's ``ctx``) is accepted and ignored: the current context is used.
+
+    Every input is read before any output is written (the scan goes through a temporary), so
+    output statements may write the arrays the input reads, as in PyOpenCL.
+    """
+
+    def __init__(self, *args, **kwargs):
+        from cuplug import driver
+
+        if args and isinstance(args[0], driver.Context):
+            args = args[1:]  # PyOpenCL's ctx
+        self._init(*args, **kwargs)
+
+    def _init(
+        self,
+        dtype,
+        arguments,
+        input_expr,
+        scan_expr,
+        neutral,
+        output_statement,
+        is_segment_start_expr=None,
+        input_fetch_exprs=None,
+        index_dtype=None,
+        name_prefix="scan",
+        options=None,
+        preamble="",
+        devices=None,
+    ):
+        if neutral is None:
+            raise ValueError("must provide a 'neutral' element in scan")
+        if not isinstance(name_prefix, str) or not name_prefix.isidentifier():
+            raise ValueError(f"GenericScanKernel: name_prefix {name_prefix!r} is not a C name")
+        self.dtype = np.dtype(dtype)
+        self.index_dtype = np.dtype(np.int64 if index_dtype is None else index_dtype)
+        if self.index_dtype.kind != "i":
+            raise TypeError(
+                f"GenericScanKernel: index_dtype must be a signed integer type, got "
+                f"{self.index_dtype}"
+            )
+        if isinstance(arguments, str):
+            arguments = _CL_QUALIFIERS.sub("", arguments)
+        self.parsed_args = parse_arguments(arguments, taken=_TAKEN)
+        vectors = [k for k, a in enumerate(self.parsed_args) if isinstance(a, VectorArg)]
+        if not vectors:
+            raise ValueError(
+                f"GenericScanKernel {name_prefix!r}: needs at least one vector (pointer) "
+                f"argument, whose size is the scan's; got {arguments!r}"
+            )
+        self.first_array_idx = vectors[0]
+        fetches = list(input_fetch_exprs or ())
+        by_name = {a.name: a for a in self.parsed_args}
+        for entry in fetches:
+            if len(entry) != 3:
+                raise ValueError(
+                    f"input_fetch_exprs entries are (name, argument name, offset), got {entry!r}"
+                )
+            var, arg_name, offset = entry
+            if offset not in (0, -1):
+                raise ValueError(
+                    f"input_fetch_exprs: offset of {var!r} must be 0 or -1, got {offset!r}"
+                )
+            if not isinstance(by_name.get(arg_name), VectorArg):
+                raise ValueError(
+                    f"input_fetch_exprs: {var!r} reads {arg_name!r}, which is not a vector "
+                    f"argument of {[a.name for a in self.parsed_args]}"
+                )
+        self.input_expr = input_expr
+        self.scan_expr = scan_expr
+        self.neutral = str(neutral)
+        self.output_statement = output_statement
+        self.is_segment_start_expr = is_segment_start_expr
+        self.is_segmented = is_segment_start_expr is not None
+        self.input_fetch_exprs = fetches
+        self.name_prefix = name_prefix
+        words = _sg.value_words(self.dtype.itemsize, self.is_segmented)
+        args = [_sg.Arg(a.name, a.dtype, isinstance(a, VectorArg)) for a in self.parsed_args]
+        self.gen = _sg.generate_generic_scan(
+            name_prefix,
+            args,
+            self.dtype,
+            input_expr,
+            scan_expr,
+            self.neutral,
+            output_statement,
+            is_segment_start_expr,
+            fetches,
+            self.index_dtype,
+            preamble,
+            _sg.tuning_for(4 * words, None, TUNE_OVERRIDES),
+        )
+        chars = "".join(a.struct_char for a in self.parsed_args)
+        self._module = _Module(
+            self.gen.source,
+            [(f"{name_prefix}_scan", chars + "PPQP"), (f"{name_prefix}_output", chars + "PPQ")],
+            _options(options, self.gen.source, False),
+        )
+        self._module.functions()  # errors show here
+
+    @property
+    def source(self):
+        """The generated CUDA source."""
+        return self.gen.source
+
+    def __call__(self, *args, allocator=None, size=None, stream=None, queue=None, wait_for=None):
+        """Runs the scan over ``size`` elements (default: the first vector argument's size).
+        ``queue`` is PyOpenCL's name for ``stream``; ``wait_for`` is accepted for PyOpenCL
+        code and ignored (work on one stream is ordered)."""
+        if stream is None:
+            stream = queue
+        if len(args) != len(self.parsed_args):
+            raise TypeError(
+                f"{self.name_prefix}() takes {len(self.parsed_args)} arguments "
+                f"({', '.join(a.name for a in self.parsed_args)}), got {len(args)}"
+            )
+        values = []
+        for a, x in zip(self.parsed_args, args):
+            if isinstance(a, VectorArg):
+                if _is_array(x):
+                    if x.size and not (x.flags.c_contiguous or x.flags.f_contiguous):
+                        raise ValueError(
+                            f"{self.name_prefix}(): argument {a.name!r} must be contiguous "
+                            f"(strides {x.strides}); copy it first (x.copy())"
+                        )
+                    values.append(x.ptr)
+                elif x is None or isinstance(x, (float, complex, str)):
+                    raise TypeError(
+                        f"{self.name_prefix}(): argument {a.name!r} must be a GPUArray or a "
+                        f"device pointer, got {type(x).__name__}"
+                    )
+                else:
+                    values.append(int(x))
+            else:
+                values.append(x)
+        first = args[self.first_array_idx]
+        if size is None:
+            if not _is_array(first):
+                raise TypeError(
+                    f"{self.name_prefix}(): the first vector argument "
+                    f"{self.parsed_args[self.first_array_idx].name!r} must be a GPUArray "
+                    "(it gives the size), or pass size="
+                )
+            n = first.size
+        else:
+            n = int(size)
+            if n < 0:
+                raise ValueError(f"{self.name_prefix}(): size must be >= 0, got {n}")
+        if n > np.iinfo(self.index_dtype).max:
+            raise ValueError(
+                f"{self.name_prefix}(): {n} elements do not fit index_dtype "
+                f"{self.index_dtype}: make the kernel with index_dtype=np.int64"
+            )
+        if n == 0:
+            return None
+        if allocator is None:
+            allocator = first.allocator if _is_array(first) else None
+        (scan, output), sms = self._module.functions()
+        t = self.gen.tuning
+        tmp = _empty((n,), self.dtype, allocator=allocator)
+        flags = _empty((n,), np.uint8, allocator=allocator) if self.gen.flags else None
+        flags_ptr = flags.ptr if flags is not None else 0
+        tiles = -(-n // t.tile)
+        grid = _grid(tiles, t)
+        state = _scratch(tiles, self.gen.words, stream, allocator) if grid > 1 else None
+        scan.prepared_async_call(
+            (grid, 1),
+            (t.block, 1, 1),
+            stream,
+            *values,
+            tmp.ptr,
+            flags_ptr,
+            n,
+            state.ptr if state is not None else 0,
+        )
+        blocks = max(1, min(-(-n // 256), 32 * sms))
+        output.prepared_async_call((blocks, 1), (256, 1, 1), stream, *values, tmp.ptr, flags_ptr, n)
+        del tmp, flags, state
+        return None

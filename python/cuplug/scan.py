@@ -1,0 +1,9 @@
+"""PyCUDA's ``pycuda.scan`` (InclusiveScanKernel, ExclusiveScanKernel) and PyOpenCL's
+GenericScanKernel (the work is in cuplug._array.scan_kernels and cuplug._codegen.scan)."""
+
+from __future__ import annotations
+
+from cuplug._array import scan_kernels as _impl
+from cuplug._array.scan_kernels import *  # noqa: F403 - the module's public names
+
+__all__ = list(_impl.__all__)
