@@ -245,7 +245,7 @@ def test_gencode_translation_survives_pytorch_in_the_same_process():
     pytest.importorskip("torch")
     code = (
         "import torch, uuid\nfrom cuplug import compiler\n"
-        "src = f'// {uuid.uuid4()}\\n__global__ void k(float *x) { x[0] = 1; }'\n"
+        "src = '// ' + str(uuid.uuid4()) + '\\n__global__ void k(float *x) { x[0] = 1; }'\n"
         "opts = ['-gencode', 'arch=compute_90,code=sm_90']\n"
         "compiler.compile(src, backend='nvrtc', options=opts)\n"
         "print('ok')\n"
