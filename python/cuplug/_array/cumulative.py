@@ -59,24 +59,31 @@ def _op_expr(op, acc):
         return "a || b" if op == "sum" else "a && b"
     if acc.kind in "iu":
         return f"(scan_type)((unsigned long long)a {sym} (unsigned long long)b)"
+    if acc.kind == "c" and op == "prod":
+        # NumPy's complex product (libcu++'s operator* adds C99's inf/NaN recovery, which
+        # NumPy does not do, and which triples the kernel's compile time).
+        return (
+            "scan_type(a.real() * b.real() - a.imag() * b.imag(), "
+            "a.real() * b.imag() + a.imag() * b.real())"
+        )
     return f"a {sym} b"
 
 
 _kernels = {}
 
 
-def array_scan_for(op, in_dtype, out_dtype, segmented):
-    """The cached ArrayScan for cum<op> of ``in_dtype`` elements into ``out_dtype`` (with the
-    accumulator of NumPy's result dtype for the input unless the output asks for more)."""
+def array_scan_for(op, in_dtype, result_dtype, out_dtype, segmented):
+    """The cached ArrayScan for cum<op> of ``in_dtype`` elements computed in ``result_dtype``
+    (NumPy's; float16 accumulates in float32) and stored as ``out_dtype``."""
     from cuplug import _dtypes
 
     from .scan_kernels import ArrayScan
 
-    key = (op, in_dtype, out_dtype, segmented)
+    in_dtype, out_dtype = np.dtype(in_dtype), np.dtype(out_dtype)
+    acc = accumulator_dtype(result_dtype)
+    key = (op, in_dtype, acc, out_dtype, segmented)
     scan = _kernels.get(key)
     if scan is None:
-        result = cumulative_dtype(op, in_dtype, out_dtype)
-        acc = accumulator_dtype(result)
         expr = _op_expr(op, acc)
         if segmented:
             expr = f"across_seg_boundary ? b : ({expr})"
@@ -182,7 +189,7 @@ def _cumulative(op, a, axis, dtype, out, stream):
     if target is None:
         target, out_step = empty(moved.shape, result_dtype, allocator=allocator), 1
     segmented = ndim > 1 and n != rows
-    scan = array_scan_for(op, moved.dtype, store_dtype, segmented)
+    scan = array_scan_for(op, moved.dtype, result_dtype, store_dtype, segmented)
     scan(
         moved.ptr,
         in_step,

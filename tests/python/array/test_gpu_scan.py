@@ -82,7 +82,8 @@ def check(got, op, h, axis=None, dtype=None, what=""):
 
 
 def _tile(op, dtype):
-    s = cumulative.array_scan_for(op, dtype, cumulative.cumulative_dtype(op, dtype), False)
+    result = cumulative.cumulative_dtype(op, dtype)
+    s = cumulative.array_scan_for(op, dtype, result, result, False)
     return s.gen.tuning
 
 
@@ -157,6 +158,9 @@ def test_out_and_dtype_arguments():
     np.testing.assert_array_equal(out.get(), np.cumsum(h).astype(np.float32))
     wrapped = gpuarray.cumsum(g, dtype=np.int8)  # NumPy's wrap-around in the asked dtype
     np.testing.assert_array_equal(wrapped.get(), np.cumsum(h, dtype=np.int8))
+    # Accumulated in the result dtype (int8 here, wrapping), then cast into out: NumPy's order.
+    gpuarray.cumsum(g, dtype=np.int8, out=out)
+    np.testing.assert_array_equal(out.get(), np.cumsum(h, dtype=np.int8).astype(np.float32))
     big = gpuarray.zeros((60_000,), np.int64)
     gpuarray.cumsum(g, out=big[::2])
     np.testing.assert_array_equal(big.get()[::2], np.cumsum(h))

@@ -55,11 +55,11 @@ def _ptx(source):
 def test_cumulative_kernels_compile_for_every_dtype(op, dtype):
     _nvrtc()
     result = cumulative.cumulative_dtype(op, dtype)
-    for segmented in (False, True):
-        for out in {result, np.dtype(np.complex128 if dtype.kind == "c" else np.float64)}:
-            s = cumulative.array_scan_for(op, dtype, out, segmented)
-            ptx = _ptx(s.source)
-            assert s.gen.name.encode() in ptx
+    wide = np.dtype(np.complex128 if dtype.kind == "c" else np.float64)  # out= of another dtype
+    for segmented, out in ((False, result), (True, result), (False, wide)):
+        s = cumulative.array_scan_for(op, dtype, result, out, segmented)
+        ptx = _ptx(s.source)
+        assert s.gen.name.encode() in ptx
 
 
 @pytest.mark.parametrize("exclusive", [False, True])
@@ -254,6 +254,19 @@ def test_cumsum_of_strided_and_flattened_arrays(ctx, fake):
     assert gpuarray.cumsum(gpuarray.zeros((), np.int32)).shape == (1,)
     assert gpuarray.cumsum(gpuarray.zeros((0, 3), np.int32), axis=1).shape == (0, 3)
     assert gpuarray.cumprod(m[:, ::2, ::-1], axis=2, dtype=np.float32).dtype == np.float32
+
+
+@pytest.mark.gpu
+def test_cumsum_accumulates_in_the_result_dtype_then_casts_into_out(ctx, fake):
+    """NumPy's order: cumsum(int8, dtype=int8, out=float32) wraps in int8, then converts."""
+    a = gpuarray.zeros((100,), np.int8)
+    fake.clear_launches()
+    gpuarray.cumsum(a, dtype=np.int8, out=gpuarray.zeros((100,), np.float32))
+    assert fake.last_launch().function == "cuplug_cumsum_i1_i1_f4"
+    gpuarray.cumsum(a, out=gpuarray.zeros((100,), np.float32))  # int64 sums, then float32
+    assert fake.last_launch().function == "cuplug_cumsum_i1_i8_f4"
+    gpuarray.cumsum(gpuarray.zeros((100,), np.float16))
+    assert fake.last_launch().function == "cuplug_cumsum_f2_f4_f2"
 
 
 @pytest.mark.gpu
