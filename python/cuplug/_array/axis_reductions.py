@@ -79,8 +79,10 @@ def normalize_axis(axis, ndim, kind="sum"):
                 f"{kind}: axis must be None, an int or a tuple of ints, got "
                 f"{type(item).__name__} {item!r}"
             ) from None
-        if ndim == 0 and single and k in (0, -1):
-            continue  # NumPy lets a 0-d array be reduced over axis=0 / axis=-1
+        if ndim == 0 and single and k in (0, -1) and kind not in ("mean", "var", "std"):
+            # NumPy lets a 0-d array be reduced over axis=0 / axis=-1, except in mean, var and
+            # std, which count the reduced items first (numpy 2.4; nanmean and friends allow it).
+            continue
         if not -ndim <= k < ndim:
             raise AxisError(k, ndim)
         out.append(k % ndim)

@@ -43,7 +43,7 @@ AXES = [None, 0, 1, -1, 2, -3, 3, (0,), (0, 1), (1, 0), (0, -1), (), (0, 0), (0,
 
 @pytest.mark.parametrize("ndim", [0, 1, 2, 3])
 @pytest.mark.parametrize("axis", AXES, ids=repr)
-@pytest.mark.parametrize("kind", ["sum", "argmax"])
+@pytest.mark.parametrize("kind", ["sum", "argmax", "mean", "var", "std", "nanmean"])
 def test_axis_is_read_as_numpy_reads_it(kind, axis, ndim):
     x = np.zeros((2, 3, 4)[:ndim])
     want = numpy_result(kind, x, axis)
