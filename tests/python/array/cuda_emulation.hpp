@@ -66,7 +66,7 @@ inline thread_local emu_dim3 threadIdx, blockIdx;
 inline emu_dim3 blockDim, gridDim;
 inline thread_local emu_block *emu_current = nullptr;
 inline thread_local std::minstd_rand emu_rng{12345};
-inline int emu_jitter_us = 0;  // random delays before each release store (0: none)
+inline int emu_jitter_us = 0; // random delays before each release store (0: none)
 // Release stores to [emu_slow_lo, emu_slow_hi) wait emu_slow_us first (a slow publisher).
 inline std::uintptr_t emu_slow_lo = 0, emu_slow_hi = 0;
 inline int emu_slow_us = 0;
@@ -172,9 +172,8 @@ void emu_launch(void (*kernel)(Params...), unsigned grid, unsigned block, unsign
           threadIdx.x = t;
           blockIdx.x = b;
           emu_current = &ctx;
-          emu_rng.seed(b * 1000 + t + (unsigned)std::chrono::steady_clock::now()
-                                                .time_since_epoch()
-                                                .count());
+          emu_rng.seed(b * 1000 + t +
+                       (unsigned)std::chrono::steady_clock::now().time_since_epoch().count());
           kernel(args...);
         });
       for (auto &t : threads)
