@@ -431,25 +431,33 @@ def _spec(kind, x, c, res, o):
     return sp
 
 
-def _function(ctx, sp, kind):
-    key = (sp.name, kind, ctx)
-    hit = _functions.get(key)
-    if hit is not None and hit[0] is ctx:
-        return hit[1]
+def _functions_for(ctx, sp, kinds):
+    """The loaded entries (kind -> Function) of sp for this context: those not loaded yet are
+    compiled together, one NVRTC program (a plan's launches need one or two kinds)."""
+    found, missing = {}, []
+    for kind in kinds:
+        hit = _functions.get((sp.name, kind, ctx))
+        if hit is not None and hit[0] is ctx:
+            found[kind] = hit[1]
+        else:
+            missing.append(kind)
+    if not missing:
+        return found
     from cuplug.compiler import SourceModule
 
     from .engine import Arg, _compile_options, _register_cache_clearer
 
     _register_cache_clearer()
     _register_clearer()
-    source = _ar.generate(sp, (kind,))
+    source = _ar.generate(sp, tuple(missing))
     options = _compile_options([Arg("x", d, True) for d in sp.dtypes], None, True)
-    fn = SourceModule(source, no_extern_c=True, options=options).get_function(
-        _ar.entry(sp.name, kind)
-    )
-    fn.prepare(_FORMAT)
-    _functions[key] = (ctx, fn)
-    return fn
+    module = SourceModule(source, no_extern_c=True, options=options)
+    for kind in missing:
+        fn = module.get_function(_ar.entry(sp.name, kind))
+        fn.prepare(_FORMAT)
+        _functions[(sp.name, kind, ctx)] = (ctx, fn)
+        found[kind] = fn
+    return found
 
 
 def _multiprocessors(ctx):
@@ -555,8 +563,9 @@ def _make_plan(ctx, kind, a, axis, dtype, out, keepdims, ddof):
         [st // osz for st in kept_strides], _multiprocessors(ctx), a.ptr % 16,
         ordered=kind in _ARG, denom=denom,
     )  # fmt: skip
+    functions = _functions_for(ctx, sp, sorted({L.kind for L in launches}))
     for L in launches:
-        L.fn = _function(ctx, sp, L.kind)
+        L.fn = functions[L.kind]
         L.tail = _ar.PARAMS.pack(0, 0, *L.fields)[_PTRS.size :]
         L.src_off *= isz if L.src == "in" else sp.acc_size  # bytes from here on
         L.dst_off *= osz if L.dst == "out" else sp.acc_size

@@ -12,17 +12,17 @@ a few outputs still fill the GPU) leaves partial values ``[split][m]`` that a se
 reduces. Every split is a function of the shape and the device, never of timing, so float
 results have the same bits on every run.
 
-Entries ``<name>_g<G>`` and ``<name>_g<G>a`` (G = 1, 32, 256; ``a``: the input is accumulator
+Entries ``<name>_rows``, ``<name>_cols`` and their ``...a`` forms (the input is accumulator
 values of an earlier launch instead of array elements), each taking one ``cuplug_params``
-struct (see PARAMS):
+struct (PARAMS); a module holds the entries asked for (:func:`generate`):
 
-* G = 1 ("columns"): a thread owns V consecutive outputs and walks the reduced dimension, so a
-  warp's loads are consecutive when the innermost kept dimension is (``x.sum(axis=0)`` in C
-  order). With ``vec`` set, the V values of one row come in one 16-byte load.
-* G = 32 / 256 ("rows"): a warp / a block owns one output (one split of it); thread ``t`` takes
-  elements ``(t + k*G)*V + j`` (j < V) in order and the group combines its threads' values in a
-  fixed tree (``x.sum(axis=-1)``). With ``vec`` set, the V elements come in one 16-byte load;
-  the order of the combination is the same either way.
+* cols: a thread owns W <= V consecutive outputs (``group``) and walks the reduced dimension,
+  so a warp's loads are consecutive when the innermost kept dimension is (``x.sum(axis=0)`` in
+  C order). With ``vec`` set, the V values of one row come in one 16-byte load.
+* rows: a warp or a block (``group`` = 32 or 256) owns one output (one split of it); thread
+  ``t`` takes elements ``(t + k*G)*V + j`` (j < V) in order and the group combines its threads'
+  values in a fixed tree (``x.sum(axis=-1)``). With ``vec`` set, the V elements come in one
+  16-byte load; the order of the combination is the same either way.
 
 Trees run in shared memory with ``__syncthreads`` / ``__syncwarp`` (any accumulator type, structs
 too). CUB is not included: it costs NVRTC 1.5 s per new kernel (docs/dependencies.md).
@@ -41,7 +41,7 @@ from .ufuncs import cast
 
 __all__ = [
     "BLOCK",
-    "GROUPS",
+    "ENTRIES",
     "KINDS",
     "MAXD",
     "PARAMS",
@@ -56,15 +56,13 @@ __all__ = [
 BLOCK = 256
 #: Kept dimensions a launch handles (more are copied into fewer first).
 MAXD = 8
-#: Threads per output of the entries: 1 ("columns"), a warp and a block ("rows").
-GROUPS = (1, 32, 256)
 #: Successive row steps whose loads are issued before their values are combined.
 UNROLL = 2
 #: The same for columns: a thread's rows of 16 bytes (fewer threads fit an SM: more loads each).
 COLS_UNROLL = 4
 
 #: The kernel parameter block (native order, no padding): out, in, m, n, s_red, chunk, splits,
-#: denom, nd, final, vec, pad, shape[MAXD], in_strides[MAXD], out_strides[MAXD].
+#: denom, nd, final, vec, group, shape[MAXD], in_strides[MAXD], out_strides[MAXD].
 PARAMS = struct.Struct(f"=QQQQqQQdiiii{MAXD}Q{MAXD}q{MAXD}q")
 
 #: Reductions :func:`spec` knows, by name.
