@@ -20,8 +20,8 @@ namespace cuplug::plugins {
 // offset carried over) when another context asks; every call sets its stream. offset() is
 // cuRAND's: one position per value, except that XORWOW and MRG32k3a advance one position per
 // normal / lognormal pair and a Sobol generator one per point (`dimensions` values, which each
-// call stores dimension by dimension). The Mersenne twisters cannot skip: not seekable, and seeding them
-// makes them anew.
+// call stores dimension by dimension). The Mersenne twisters cannot skip: not seekable, and seeding
+// them makes them anew.
 class curand_rng final : public rng {
 public:
   explicit curand_rng(const options &opts);
