@@ -200,7 +200,11 @@ device_ptr philox_rng::device_extra(unsigned long long context) {
   if (device_extra_ != 0 && !extra_zero_) {
     carried.resize(philox::streams);
     CUPLUG_CALL(cuCtxSynchronize, nullptr);
-    CUPLUG_CALL(cuMemcpyDtoH, carried.data(), device_extra_, extra_bytes);
+    const CUresult copied = driver().cuMemcpyDtoH(carried.data(), device_extra_, extra_bytes);
+    if (copied != CUDA_SUCCESS)
+      throw cuda_error("cuMemcpyDtoH", copied,
+                       "rng 'philox' kept the state of its float64 stream in a CUDA context it "
+                       "cannot read now (destroyed?): seed() or set_offset() to go on");
   }
   if (device_extra_ != 0)
     (void)driver().cuMemFree(device_extra_);
