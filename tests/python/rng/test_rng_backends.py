@@ -238,3 +238,25 @@ def test_curandom_rand_refuses_other_dtypes():
     assert curandom.direction_vector_set.SCRAMBLED_VECTOR_64 == 104
     with pytest.raises(ValueError, match="direction must be a direction_vector_set"):
         curandom.generate_direction_vectors(4, 7)
+
+
+@pytest.mark.parametrize("backend", ["philox", "curand"])
+def test_host_paths_pass_the_distribution_tests(backend):
+    # The GPU tests run these on device output; the philox host path gives the device's values
+    # bit for bit (normals within a few ulps), so CI checks the same streams.
+    from rng_support import ks_test, normal_cdf, poisson_chi_square
+
+    alpha = 1e-3
+    g = host(backend, **({"generator": "philox"} if backend == "curand" else {}))
+    g.seed(2024)
+    u = host_draw(g, "uniform", np.float64, 400_000)
+    assert ks_test(u, lambda x: np.clip(x, 0, 1))[1] > alpha
+    z = host_draw(g, "normal", np.float32, 100_000, mean=3.0, stddev=2.0)
+    assert ks_test(z, lambda x: normal_cdf(x, 3.0, 2.0))[1] > alpha
+    y = host_draw(g, "lognormal", np.float64, 100_000, mean=0.0, stddev=0.5)
+    assert ks_test(np.log(y), lambda x: normal_cdf(x, 0.0, 0.5))[1] > alpha
+    for lam in (0.3, 4.0, 100.0, 1e5):
+        g.seed(77)
+        counts = host_draw(g, "poisson", np.uint32, 400_000, lam=lam)
+        statistic, dof, p = poisson_chi_square(counts, lam)
+        assert p > alpha, f"Poisson({lam}): chi-square {statistic:.1f} on {dof} dof, p = {p}"
