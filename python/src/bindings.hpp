@@ -23,5 +23,6 @@ void init_pools(py::module_ &m);
 void init_python_allocators(py::module_ &m);
 void init_array(py::module_ &m);
 void init_dlpack(py::module_ &m); // array/dlpack.cpp: cuplug._core._dlpack
+void init_rng(py::module_ &m);    // rng/init_rng.cpp: cuplug._core.rng
 
 } // namespace cuplug::python

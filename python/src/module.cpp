@@ -22,4 +22,5 @@ PYBIND11_MODULE(_core, m) {
   init_python_allocators(m);
   init_array(m);
   init_dlpack(m);
+  init_rng(m);
 }

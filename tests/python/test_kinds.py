@@ -83,12 +83,11 @@ def test_a_default_naming_a_missing_plugin_is_unavailable_with_the_reason(tmp_pa
     )
     lines = out.splitlines()
     assert lines[0] == "allocator|device|True|None|None"
-    why = "unknown rng 'curand'; available: none"
-    assert lines[1] == f"rng|curand|False|{why}|{why}"
+    assert lines[1] == "rng|curand|True|None|None"  # the curand plugin ships (issue 10)
     assert lines[2].startswith("interop|gl|False|unknown interop 'gl'; available: none|")
     table = "\n".join(lines[3:])
     assert re.search(
-        r"^rng +curand +\(built-in default\)  \[unavailable: unknown rng 'curand'; "
+        r"^interop +gl +\(built-in default\)  \[unavailable: unknown interop 'gl'; "
         r"available: none\]$",
         table,
         re.M,
@@ -107,8 +106,8 @@ def test_plugins_say_why_any_name_is_unavailable():
 def test_info_shows_unavailable_defaults_with_the_reason(tmp_path):
     out = run_python(None, tmp_path, "-m", "cuplug", "info")
     assert re.search(
-        r"^  rng +curand +\(built-in default\) +\[NOT AVAILABLE\]\n"
-        r" +unknown rng 'curand'; available: none$",
+        r"^  interop +gl +\(built-in default\) +\[NOT AVAILABLE\]\n"
+        r" +unknown interop 'gl'; available: none$",
         out,
         re.M,
     ), out

@@ -198,6 +198,7 @@ profiler_output_mode register_host_memory set_debugging shared_config to_device
 CORE_NAMES_ELSEWHERE = {
     "allocators": "cuplug.memory (allocator backends)",
     "backends": "cuplug.plugins / cuplug.config (the backend registry)",
+    "rng": "cuplug.random / cuplug.curandom (the rng backends)",
 }
 
 

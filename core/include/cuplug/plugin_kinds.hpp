@@ -21,7 +21,7 @@
   X(allocator, 1, 2, "device")                                                                     \
   X(compiler, 2, 2, "nvrtc")                                                                       \
   X(launcher, 3, 1, "driver")                                                                      \
-  X(rng, 4, 1, "curand")                                                                           \
+  X(rng, 4, 2, "curand")                                                                           \
   X(interop, 5, 2, "gl")
 
 namespace cuplug {

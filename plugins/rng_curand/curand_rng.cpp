@@ -1,0 +1,258 @@
+// The "curand" rng plugin: generator lifetime (per context), seed and offset bookkeeping, and the
+// curandGenerate* call for each distribution.
+#include "curand_rng.hpp"
+
+#include <cuplug/driver_api.hpp>
+#include <cuplug/errors.hpp>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace cuplug::plugins {
+namespace {
+
+// The driver's unique id of a context (cuCtxGetId, CUDA 12), so a new context that got a
+// destroyed one's handle is told apart; the handle when the driver lacks it.
+unsigned long long context_key(CUcontext ctx) {
+  using get_id_fn = CUresult (*)(CUcontext, unsigned long long *);
+  static const auto get_id = reinterpret_cast<get_id_fn>(driver_symbol("cuCtxGetId", 12000));
+  unsigned long long id = 0;
+  if (get_id != nullptr && get_id(ctx, &id) == CUDA_SUCCESS)
+    return id;
+  return reinterpret_cast<unsigned long long>(ctx);
+}
+
+constexpr std::size_t sobol_dimensions = 20000; // of every direction-vector table
+
+} // namespace
+
+curand_rng::curand_rng(const options &opts)
+    : type_(curand::generator_named(opts.get_string("generator", "philox"))),
+      ordering_(curand::ordering_named(opts.get_string("ordering", "default"), type_)) {
+  seed_ = static_cast<std::uint64_t>(opts.get_int("seed", 0));
+  const long long dims = opts.get_int("dimensions", 1);
+  if (dims < 1 || dims > static_cast<long long>(sobol_dimensions) || (dims != 1 && !type_.quasi))
+    throw config_error("rng 'curand': option dimensions must be 1" +
+                       std::string(type_.quasi ? " to 20000" : " for generator ") +
+                       (type_.quasi ? "" : type_.name) + ", got " + std::to_string(dims));
+  dimensions_ = static_cast<unsigned>(dims);
+  const std::string memory = opts.get_string("memory", "device");
+  if (memory != "device" && memory != "host")
+    throw config_error("rng 'curand': option memory must be \"device\" or \"host\", got \"" +
+                       memory + "\"");
+  host_ = memory == "host";
+  if (host_)
+    make(0); // the host generator needs no GPU: make it now, so bad settings show at once
+}
+
+curand_rng::~curand_rng() { release(); }
+
+void curand_rng::release() noexcept {
+  if (gen_ != nullptr)
+    (void)curandDestroyGenerator(gen_); // its context may be gone: nothing to do about it
+  gen_ = nullptr;
+}
+
+void curand_rng::make(unsigned long long context) {
+  release();
+  curandGenerator_t g = nullptr;
+  if (host_)
+    curand::check(curandCreateGeneratorHost(&g, type_.type), "curandCreateGeneratorHost");
+  else
+    curand::check(curandCreateGenerator(&g, type_.type), "curandCreateGenerator");
+  try {
+    curand::check(curandSetGeneratorOrdering(g, ordering_), "curandSetGeneratorOrdering");
+    if (type_.quasi)
+      curand::check(curandSetQuasiRandomGeneratorDimensions(g, dimensions_),
+                    "curandSetQuasiRandomGeneratorDimensions");
+    else
+      curand::check(curandSetPseudoRandomGeneratorSeed(g, seed_),
+                    "curandSetPseudoRandomGeneratorSeed");
+    if (type_.seekable)
+      curand::check(curandSetGeneratorOffset(g, offset_), "curandSetGeneratorOffset");
+  } catch (...) {
+    (void)curandDestroyGenerator(g);
+    throw;
+  }
+  gen_ = g;
+  context_ = context;
+}
+
+curandGenerator_t curand_rng::generator() {
+  if (host_)
+    return gen_;
+  CUcontext ctx = nullptr;
+  CUPLUG_CALL(cuCtxGetCurrent, &ctx);
+  if (ctx == nullptr)
+    throw cuda_error("cuCtxGetCurrent", CUDA_ERROR_INVALID_CONTEXT,
+                     "rng 'curand' needs a current CUDA context to generate into device memory");
+  const unsigned long long key = context_key(ctx);
+  if (gen_ != nullptr && key == context_)
+    return gen_;
+  if (!type_.seekable && offset_ != 0)
+    throw not_supported(std::string("rng 'curand': generator ") + type_.name +
+                        " cannot carry its position into another CUDA context; seed it again");
+  make(key);
+  return gen_;
+}
+
+void curand_rng::do_seed(std::uint64_t seed) {
+  seed_ = seed;
+  offset_ = 0;
+  if (gen_ == nullptr)
+    return; // made with these settings on first use
+  if (!type_.seekable) {
+    // cuRAND keeps a Mersenne twister's position across a new seed: make it anew (on the
+    // device, in the context that next generates).
+    release();
+    if (host_)
+      make(0);
+    return;
+  }
+  if (!type_.quasi)
+    curand::check(curandSetPseudoRandomGeneratorSeed(gen_, seed_),
+                  "curandSetPseudoRandomGeneratorSeed");
+  curand::check(curandSetGeneratorOffset(gen_, 0), "curandSetGeneratorOffset");
+}
+
+void curand_rng::do_set_offset(std::uint64_t offset) {
+  if (gen_ != nullptr)
+    curand::check(curandSetGeneratorOffset(gen_, offset), "curandSetGeneratorOffset");
+  offset_ = offset;
+}
+
+void curand_rng::do_generate(rng_distribution distribution, rng_dtype dtype, device_ptr out,
+                             std::size_t count, const rng_params &params, CUstream stream) {
+  if (type_.quasi && count % dimensions_ != 0)
+    throw std::invalid_argument("rng 'curand': a " + std::string(type_.name) + " generator of " +
+                                std::to_string(dimensions_) +
+                                " dimensions makes whole points: the count must be a multiple "
+                                "of " +
+                                std::to_string(dimensions_) + ", got " + std::to_string(count));
+  curandGenerator_t g = generator();
+  if (!host_)
+    curand::check(curandSetStream(g, reinterpret_cast<cudaStream_t>(stream)), "curandSetStream");
+  const bool f64 = dtype == rng_dtype::float64;
+  const auto mean_f = static_cast<float>(params.mean);
+  const auto stddev_f = static_cast<float>(params.stddev);
+  switch (distribution) {
+  case rng_distribution::raw_bits:
+    if (dtype == rng_dtype::uint64)
+      curand::check(curandGenerateLongLong(g, reinterpret_cast<unsigned long long *>(out), count),
+                    "curandGenerateLongLong");
+    else
+      curand::check(curandGenerate(g, reinterpret_cast<unsigned *>(out), count), "curandGenerate");
+    break;
+  case rng_distribution::uniform:
+    if (f64)
+      curand::check(curandGenerateUniformDouble(g, reinterpret_cast<double *>(out), count),
+                    "curandGenerateUniformDouble");
+    else
+      curand::check(curandGenerateUniform(g, reinterpret_cast<float *>(out), count),
+                    "curandGenerateUniform");
+    break;
+  case rng_distribution::normal:
+    if (f64)
+      curand::check(curandGenerateNormalDouble(g, reinterpret_cast<double *>(out), count,
+                                               params.mean, params.stddev),
+                    "curandGenerateNormalDouble");
+    else
+      curand::check(
+          curandGenerateNormal(g, reinterpret_cast<float *>(out), count, mean_f, stddev_f),
+          "curandGenerateNormal");
+    break;
+  case rng_distribution::lognormal:
+    if (f64)
+      curand::check(curandGenerateLogNormalDouble(g, reinterpret_cast<double *>(out), count,
+                                                  params.mean, params.stddev),
+                    "curandGenerateLogNormalDouble");
+    else
+      curand::check(
+          curandGenerateLogNormal(g, reinterpret_cast<float *>(out), count, mean_f, stddev_f),
+          "curandGenerateLogNormal");
+    break;
+  case rng_distribution::poisson:
+    curand::check(curandGeneratePoisson(g, reinterpret_cast<unsigned *>(out), count, params.lambda),
+                  "curandGeneratePoisson");
+    break;
+  }
+  const bool pairs =
+      distribution == rng_distribution::normal || distribution == rng_distribution::lognormal;
+  // cuRAND's positions: points for a quasi generator (a point is `dimensions` values, stored
+  // dimension by dimension in each call), pairs for XORWOW / MRG32k3a normals.
+  if (type_.quasi)
+    offset_ += count / dimensions_;
+  else
+    offset_ += pairs && type_.pairs_advance ? count / 2 : count;
+}
+
+std::size_t curand_rng::do_table_size(rng_table table) const {
+  switch (table) {
+  case rng_table::sobol32_directions:
+  case rng_table::scrambled_sobol32_directions:
+    return sobol_dimensions * 32;
+  case rng_table::sobol64_directions:
+  case rng_table::scrambled_sobol64_directions:
+    return sobol_dimensions * 64;
+  case rng_table::scramble32_constants:
+  case rng_table::scramble64_constants:
+    return sobol_dimensions;
+  }
+  return 0;
+}
+
+void curand_rng::do_copy_table(rng_table table, std::size_t first, std::size_t count,
+                               void *out) const {
+  const void *source = nullptr;
+  switch (table) {
+  case rng_table::sobol32_directions:
+  case rng_table::scrambled_sobol32_directions: {
+    curandDirectionVectors32_t *v = nullptr;
+    curand::check(
+        curandGetDirectionVectors32(&v, table == rng_table::sobol32_directions
+                                            ? CURAND_DIRECTION_VECTORS_32_JOEKUO6
+                                            : CURAND_SCRAMBLED_DIRECTION_VECTORS_32_JOEKUO6),
+        "curandGetDirectionVectors32");
+    source = v;
+    break;
+  }
+  case rng_table::sobol64_directions:
+  case rng_table::scrambled_sobol64_directions: {
+    curandDirectionVectors64_t *v = nullptr;
+    curand::check(
+        curandGetDirectionVectors64(&v, table == rng_table::sobol64_directions
+                                            ? CURAND_DIRECTION_VECTORS_64_JOEKUO6
+                                            : CURAND_SCRAMBLED_DIRECTION_VECTORS_64_JOEKUO6),
+        "curandGetDirectionVectors64");
+    source = v;
+    break;
+  }
+  case rng_table::scramble32_constants: {
+    unsigned *c = nullptr;
+    curand::check(curandGetScrambleConstants32(&c), "curandGetScrambleConstants32");
+    source = c;
+    break;
+  }
+  case rng_table::scramble64_constants: {
+    unsigned long long *c = nullptr;
+    curand::check(curandGetScrambleConstants64(&c), "curandGetScrambleConstants64");
+    source = c;
+    break;
+  }
+  }
+  const std::size_t entry = entry_size(table);
+  std::memcpy(out, static_cast<const char *>(source) + first * entry, count * entry);
+}
+
+std::uint32_t curand_rng::do_library_version() const {
+  int version = 0;
+  curand::check(curandGetVersion(&version), "curandGetVersion");
+  return static_cast<std::uint32_t>(version);
+}
+
+} // namespace cuplug::plugins
+
+CUPLUG_PLUGIN(rng, cuplug::plugins::curand_rng, "curand",
+              "cuRAND's generators (Philox by default; XORWOW, MRG32k3a, MTGP32, MT19937, Sobol)",
+              CUPLUG_PLUGIN_VERSION)

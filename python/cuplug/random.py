@@ -1,0 +1,238 @@
+"""Random numbers into GPUArrays with NumPy's ``Generator`` interface, over the selected rng
+backend: ``cuplug.random.default_rng(seed).normal(size=(1000,))``.
+
+A Generator is a counter-based stream: its state is a seed and an offset (``.state``, which can
+be saved and put back), and each call's values depend only on them, so the philox and curand
+backends (cuRAND's Philox) give the same values. ``backend=None`` follows ``cuplug.use(rng=...)``
+call by call; a name fixes the backend. Every method takes ``out=`` (a contiguous GPUArray to
+fill), ``dtype=`` (float64, int64 for integers and poisson, unless ``out=`` has another) and
+``stream=`` (the work is ordered on that stream). Where cuRAND and NumPy
+differ, the values are cuRAND's: uniform values lie in (0, 1], not [0, 1).
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from cuplug import _rng
+
+__all__ = ["Generator", "default_rng"]
+
+_INTEGER_CTYPES = {
+    np.dtype(np.int8): "signed char",
+    np.dtype(np.uint8): "unsigned char",
+    np.dtype(np.int16): "short",
+    np.dtype(np.uint16): "unsigned short",
+    np.dtype(np.int32): "int",
+    np.dtype(np.uint32): "unsigned int",
+    np.dtype(np.int64): "long long",
+    np.dtype(np.uint64): "unsigned long long",
+}
+_integer_kernels = {}
+
+
+def _shape(size):
+    if size is None:
+        return ()
+    if isinstance(size, numbers.Integral):
+        return (operator.index(size),)
+    return tuple(operator.index(s) for s in size)
+
+
+def _scalar(value, what):
+    if isinstance(value, (numbers.Real, np.number)) and not isinstance(value, bool):
+        return float(value)
+    raise NotImplementedError(
+        f"{what} must be a number here (arrays of parameters are not supported); got "
+        f"{type(value).__name__}"
+    )
+
+
+class Generator:
+    """Random values from an rng backend; see the module's documentation."""
+
+    def __init__(self, seed=None, backend=None):
+        if backend is not None and not isinstance(backend, str):
+            raise TypeError(f"backend must be an rng backend name or None, not {backend!r}")
+        self._stream = _rng.Stream(_rng.random_seed() if seed is None else seed, 0, backend)
+
+    def __repr__(self):
+        s = self._stream
+        return f"Generator(seed={s.seed}, offset={s.offset}, backend={s.backend!r})"
+
+    # ---- state ------------------------------------------------------------------------------
+
+    @property
+    def seed(self) -> int:
+        return self._stream.seed
+
+    @property
+    def offset(self) -> int:
+        """Where the next call starts: one position per value drawn."""
+        return self._stream.offset
+
+    @property
+    def backend(self) -> str | None:
+        return self._stream.backend
+
+    @property
+    def state(self) -> dict:
+        """``{"seed": ..., "offset": ..., "backend": ...}``; assign it back to replay from there."""
+        s = self._stream
+        return {"seed": s.seed, "offset": s.offset, "backend": s.backend}
+
+    @state.setter
+    def state(self, value):
+        try:
+            seed, offset, backend = value["seed"], value.get("offset", 0), value.get("backend")
+        except (TypeError, KeyError, AttributeError):
+            raise TypeError(
+                "state must be a mapping with 'seed' (and 'offset', 'backend') as .state returns"
+            ) from None
+        self._stream.backend = backend
+        self._stream.restart(seed, offset)
+
+    # ---- helpers ----------------------------------------------------------------------------
+
+    def _target(self, size, dtype, out, allowed, what, default=np.float64):
+        from cuplug import gpuarray
+
+        if out is not None:
+            if dtype is not None and np.dtype(dtype) != out.dtype:
+                raise TypeError(f"{what}: out has dtype {out.dtype}, dtype= asks for {dtype}")
+            if size is not None and _shape(size) != out.shape:
+                raise ValueError(f"{what}: out has shape {out.shape}, size= asks for {size}")
+            result = out
+        else:
+            result = gpuarray.empty(_shape(size), np.dtype(default if dtype is None else dtype))
+        if result.dtype not in allowed:
+            names = ", ".join(d.name for d in allowed)
+            raise TypeError(f"{what}: dtype must be one of {names}, got {result.dtype}")
+        return result
+
+    # ---- distributions ----------------------------------------------------------------------
+
+    def random(self, size=None, dtype=None, out=None, stream=None):
+        """Uniform values in (0, 1] (cuRAND's interval; NumPy's is [0, 1))."""
+        result = self._target(size, dtype, out, _rng.FLOAT_DTYPES, "random")
+        return self._stream.fill_float("uniform", result, stream, "out")
+
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=None, out=None, stream=None):
+        """Uniform values in (low, high]."""
+        low, high = _scalar(low, "low"), _scalar(high, "high")
+        result = self.random(size, dtype, out, stream)
+        if (low, high) != (0.0, 1.0):
+            result *= high - low
+            result += low
+        return result
+
+    def standard_normal(self, size=None, dtype=None, out=None, stream=None):
+        return self.normal(0.0, 1.0, size, dtype, out, stream)
+
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype=None, out=None, stream=None):
+        """Normal values (Box-Muller, as cuRAND: an odd size takes one more value than it
+        keeps)."""
+        loc, scale = _scalar(loc, "loc"), _scalar(scale, "scale")
+        if not scale > 0:
+            raise ValueError(f"scale must be positive, got {scale}")
+        result = self._target(size, dtype, out, _rng.FLOAT_DTYPES, "normal")
+        return self._stream.fill_float("normal", result, stream, "out", mean=loc, stddev=scale)
+
+    def lognormal(self, mean=0.0, sigma=1.0, size=None, dtype=None, out=None, stream=None):
+        """exp of normal values with that mean and sigma."""
+        mean, sigma = _scalar(mean, "mean"), _scalar(sigma, "sigma")
+        if not sigma > 0:
+            raise ValueError(f"sigma must be positive, got {sigma}")
+        result = self._target(size, dtype, out, _rng.FLOAT_DTYPES, "lognormal")
+        return self._stream.fill_float("lognormal", result, stream, "out", mean=mean, stddev=sigma)
+
+    def poisson(self, lam=1.0, size=None, dtype=None, out=None, stream=None):
+        """Poisson counts with mean `lam` (the backend makes uint32; other integer dtypes are
+        converted)."""
+        lam = _scalar(lam, "lam")
+        if not lam >= 0:
+            raise ValueError(f"lam must be non-negative, got {lam}")
+        result = self._target(size, dtype, out, tuple(_INTEGER_CTYPES), "poisson", np.int64)
+        if lam == 0:
+            return result.fill(0, stream=stream)
+        if result.dtype == np.uint32:
+            return self._stream.fill_poisson(result, lam, stream, "out")
+        from cuplug import driver, gpuarray
+
+        counts = gpuarray.empty(result.shape, np.uint32)
+        self._stream.fill_poisson(counts, lam, stream, "out")
+        converted = counts.astype(result.dtype, stream=stream)
+        if out is None:
+            return converted
+        if stream is None:
+            driver.memcpy_dtod(out.gpudata, converted.gpudata, out.nbytes)
+        else:
+            driver.memcpy_dtod_async(out.gpudata, converted.gpudata, out.nbytes, stream)
+            stream.synchronize()  # `converted` goes back to the pool when this returns
+        return out
+
+    def integers(
+        self, low, high=None, size=None, dtype=None, endpoint=False, out=None, stream=None
+    ):
+        """Integers in [low, high) ([low, high] with endpoint=True); [0, low) without high.
+        Each value takes two 32-bit words (x) and is low + floor(x · range / 2^64): off from
+        uniform by at most range / 2^64."""
+        if high is None:
+            low, high = 0, low
+        low, high = operator.index(low), operator.index(high)
+        if endpoint:
+            high += 1
+        result = self._target(size, dtype, out, tuple(_INTEGER_CTYPES), "integers", np.int64)
+        info = np.iinfo(result.dtype)
+        if not (info.min <= low and high - 1 <= info.max and low < high):
+            raise ValueError(
+                f"integers: [{low}, {high}) is empty or does not fit {result.dtype} "
+                f"([{info.min}, {info.max}])"
+            )
+        from cuplug import gpuarray
+
+        words = gpuarray.empty(result.shape, np.uint64)
+        self._stream.generate("raw_bits", "uint32", int(words.gpudata), 2 * words.size, stream)
+        span = high - low  # up to 2^64: 0 stands for 2^64 below
+        _integer_kernel(result.dtype)(
+            words, result, np.uint64(span % (1 << 64)), np.int64(low), stream=stream
+        )
+        return result
+
+    def bytes(self, length):
+        """`length` random bytes (a bytes object, made on the device)."""
+        length = operator.index(length)
+        if length < 0:
+            raise ValueError(f"length must not be negative, got {length}")
+        from cuplug import gpuarray
+
+        words = gpuarray.empty((length + 3) // 4, np.uint32)
+        self._stream.fill_bits(words)
+        return words.get().tobytes()[:length]
+
+
+def _integer_kernel(dtype):
+    kernel = _integer_kernels.get(dtype)
+    if kernel is None:
+        from cuplug.elementwise import ElementwiseKernel
+
+        ctype = _INTEGER_CTYPES[dtype]
+        # span == 0 means 2^64: every word maps to itself.
+        kernel = ElementwiseKernel(
+            f"unsigned long long *words, {ctype} *out, unsigned long long span, long long low",
+            f"out[i] = ({ctype})(low + (long long)(span ? __umul64hi(words[i], span) : words[i]))",
+            f"cuplug_random_integers_{dtype.name}",
+        )
+        _integer_kernels[dtype] = kernel
+    return kernel
+
+
+def default_rng(seed=None, backend=None) -> Generator:
+    """A Generator seeded with `seed` (an int in [0, 2**64); None: from the operating system;
+    a Generator: returned as is) over rng backend `backend` (None: the selected one)."""
+    if isinstance(seed, Generator):
+        return seed
+    return Generator(seed, backend)
