@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU test machine (shared/gpu-machine.md): build cuplug into build-gpu/, run ctest and
 # pytest against the real driver, compute-sanitizer (memcheck) over the GPU tests, then the
-# benchmarks (launch, copies, allocation, compile, arrays, reductions). Logs go to OUTDIR; the last line
+# benchmarks (launch, copies, allocation, compile, arrays, reductions, RNG). Logs go to OUTDIR; the last line
 # printed is one summary line. Exit non-zero on any failure. Fits in 10 minutes: every step runs
 # under its own time limit.
 # Usage: bash tools/gpu_check.sh OUTDIR
@@ -202,7 +202,7 @@ else
 fi
 
 # --- benchmarks -------------------------------------------------------------------------------
-timeout "$(budget 240 0)" bash tests/benchmarks/run_all.sh "$out" >"$out/bench.log" 2>&1
+timeout "$(budget 300 0)" bash tests/benchmarks/run_all.sh "$out" >"$out/bench.log" 2>&1
 rc=$?
 ratios=$("$python" - "$out/bench.json" <<'PY'
 import json, sys
@@ -274,12 +274,24 @@ def reduction(r):
             f"new ReductionKernel {r['reduction_cold_ms']['median']:.1f}ms")
 
 
+def rng(r):
+    rows = [x for x in r["results"] if x["bytes"] == max(y["bytes"] for y in r["results"])]
+    phil = {x["kind"]: x for x in rows if x["generator"] == "philox"}
+    parts = [f"philox {k} {phil[k]['philox_ratio']:.2f}x" for k in ("uniform_f32", "normal_f32")
+             if k in phil and "philox_ratio" in phil[k]]
+    curand = [x["curand_ratio"] for x in rows if "curand_ratio" in x]
+    if curand:
+        parts.append(f"curand plugin {min(curand):.2f}-{max(curand):.2f}x")
+    return "rng vs raw cuRAND: " + ", ".join(parts)
+
+
 add("bench_launch", launch)
 add("bench_copy", copy)
 add("bench_alloc", alloc)
 add("bench_compile", compile_)
 add("bench_array", array)
 add("bench_reduction", reduction)
+add("bench_rng", rng)
 print(", ".join(parts))
 sys.exit(1 if missing else 0)
 PY
