@@ -5,6 +5,8 @@
 #include <cuplug/driver_api.hpp>
 #include <cuplug/errors.hpp>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -24,6 +26,18 @@ unsigned long long context_key(CUcontext ctx) {
 }
 
 constexpr std::size_t sobol_dimensions = 20000; // of every direction-vector table
+
+// Set by an atexit handler registered right after the first device generator is made, so it
+// runs before the CUDA runtime inside libcurand tears itself down (atexit order is reverse
+// registration). A generator still alive after that (the core's cache of shared backends is a
+// static, destroyed last) is left to the process's end: curandDestroyGenerator then blocks
+// forever in the runtime's locks (every pytest worker on the GPU machine hung at exit so).
+std::atomic<bool> exiting{false};
+
+void watch_exit() {
+  static const bool registered = std::atexit([] { exiting.store(true); }) == 0;
+  (void)registered;
+}
 
 } // namespace
 
@@ -49,7 +63,7 @@ curand_rng::curand_rng(const options &opts)
 curand_rng::~curand_rng() { release(); }
 
 void curand_rng::release() noexcept {
-  if (gen_ != nullptr)
+  if (gen_ != nullptr && !exiting.load())
     (void)curandDestroyGenerator(gen_); // its context may be gone: nothing to do about it
   gen_ = nullptr;
 }
@@ -61,6 +75,8 @@ void curand_rng::make(unsigned long long context) {
     curand::check(curandCreateGeneratorHost(&g, type_.type), "curandCreateGeneratorHost");
   else
     curand::check(curandCreateGenerator(&g, type_.type), "curandCreateGenerator");
+  if (!host_)
+    watch_exit(); // after the runtime's own atexit registration (curandCreateGenerator made it)
   try {
     curand::check(curandSetGeneratorOrdering(g, ordering_), "curandSetGeneratorOrdering");
     if (type_.quasi)

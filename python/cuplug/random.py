@@ -102,7 +102,9 @@ class Generator:
 
         if out is not None:
             if dtype is not None and np.dtype(dtype) != out.dtype:
-                raise TypeError(f"{what}: out has dtype {out.dtype}, dtype= asks for {dtype}")
+                raise TypeError(
+                    f"{what}: out has dtype {out.dtype}, dtype= asks for {np.dtype(dtype)}"
+                )
             if size is not None and _shape(size) != out.shape:
                 raise ValueError(f"{what}: out has shape {out.shape}, size= asks for {size}")
             result = out
