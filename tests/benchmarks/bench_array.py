@@ -20,7 +20,16 @@ import time
 import uuid
 
 import numpy as np
-from bench_common import require_gpu, run_raw, time_per_call, write_json
+from bench_common import (
+    bandwidth_rows,
+    peers,
+    require_gpu,
+    run_raw,
+    synchronizer,
+    time_per_call,
+    verdict,
+    write_json,
+)
 
 SCRIPT = "bench_array"
 # Bandwidth rows: fraction of the raw copy's GB/s. small_op: fraction of PyTorch's time.
@@ -95,20 +104,6 @@ def cupy_ops(n, side):
     }
 
 
-def synchronizer(library):
-    if library == "PyTorch":
-        import torch
-
-        return torch.cuda.synchronize
-    if library == "CuPy":
-        import cupy
-
-        return cupy.cuda.Device().synchronize
-    from cuplug import driver
-
-    return driver.Context.synchronize
-
-
 def moved_bytes(n, side):
     """Bytes each row reads plus writes. x[::2] reads every other float, which touches every
     32-byte sector of x: the whole of x is read, half of it is written."""
@@ -119,48 +114,6 @@ def moved_bytes(n, side):
         "a+row": 2 * 4 * side * side + 4 * side,
         "x[::2]*2": 4 * n + 4 * (n // 2),
     }
-
-
-def bandwidth_rows(makers, n, side, repeats):
-    moved = moved_bytes(n, side)
-    rows = {}
-    for library, make in makers.items():
-        try:
-            ops = make(n, side)
-        except Exception as e:  # noqa: BLE001 - a broken peer must not hide our numbers
-            if library == "cuplug":
-                raise
-            print(f"{SCRIPT}: {library} failed to set up: {type(e).__name__}: {e}")
-            continue
-        if ops is None:
-            continue
-        sync = synchronizer(library)
-        for what, op in ops.items():
-
-            def batch(count, op=op, sync=sync):
-                for _ in range(count):
-                    op()
-                sync()
-
-            try:
-                best, median = time_per_call(batch, 5, repeats)
-            except Exception as e:  # noqa: BLE001
-                if library == "cuplug":
-                    raise
-                print(f"{SCRIPT}: {library} {what} failed: {type(e).__name__}: {e}")
-                continue
-            rows.setdefault(what, {})[library] = {
-                "best_us": best * 1e6,
-                "median_us": median * 1e6,
-                "GBps": moved[what] / best / 1e9,
-            }
-        del ops
-    return rows
-
-
-# }}}
-
-# {{{ small operations from Python
 
 
 def small_op_timings(makers, iters, repeats):
@@ -278,23 +231,6 @@ def fresh_process(repeats):
 # }}}
 
 
-def peers():
-    found = {}
-    for library, module, maker in (("PyTorch", "torch", torch_ops), ("CuPy", "cupy", cupy_ops)):
-        try:
-            __import__(module)
-        except ImportError:
-            print(f"{SCRIPT}: {library} not importable, not measured")
-            continue
-        found[library] = maker
-    return found
-
-
-def verdict(ratio, goal, higher_is_better=True):
-    met = ratio >= goal if higher_is_better else ratio <= goal
-    return "goal met" if met else f"goal {goal} MISSED"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=1024, help="size of x and y (MiB)")
@@ -309,7 +245,7 @@ def main():
 
     raw = run_raw("raw_d2d", "--bytes", str(n * 4), "--repeats", str(args.repeats * 2))[0]
     copy_gbps = float(raw["GBps"])
-    others = peers()
+    others = peers(SCRIPT, (("PyTorch", "torch", torch_ops), ("CuPy", "cupy", cupy_ops)))
     makers = {"cuplug": cuplug_ops, **others}
 
     report = {"bytes": n * 4, "copy_GBps": copy_gbps, "rows": {}, "goals": GOALS}
@@ -317,7 +253,7 @@ def main():
         f"{SCRIPT}: float32, {args.mib} MiB operands, best of {args.repeats}; GB/s counts "
         f"bytes read + written; raw cuMemcpyDtoD {copy_gbps:.0f} GB/s"
     )
-    rows = bandwidth_rows(makers, n, args.side, args.repeats)
+    rows = bandwidth_rows(SCRIPT, makers, moved_bytes(n, args.side), n, args.side, args.repeats)
     for what, by_library in rows.items():
         for library, r in by_library.items():
             r["ratio_vs_copy"] = r["GBps"] / copy_gbps

@@ -81,3 +81,85 @@ def write_json(path: str | None, data: dict) -> None:
     if path:
         with open(path, "w") as f:
             json.dump(data, f, indent=2)
+
+
+# {{{ the peer-comparison pieces of bench_array.py and bench_reduction.py
+
+
+def synchronizer(library):
+    """The call that waits for `library`'s queued GPU work (cuplug, PyTorch or CuPy)."""
+    if library == "PyTorch":
+        import torch
+
+        return torch.cuda.synchronize
+    if library == "CuPy":
+        import cupy
+
+        return cupy.cuda.Device().synchronize
+    from cuplug import driver
+
+    return driver.Context.synchronize
+
+
+def peers(script, makers):
+    """{library: maker} for PyTorch / CuPy given as (library, module, maker), those importable."""
+    found = {}
+    for library, module, maker in makers:
+        try:
+            __import__(module)
+        except ImportError:
+            print(f"{script}: {library} not importable, not measured")
+            continue
+        found[library] = maker
+    return found
+
+
+def bandwidth_rows(script, makers, moved, n, side, repeats):
+    """{row: {library: timing}} for every operation each library's maker(n, side) returns
+    ({row: callable}; None for a row it lacks, None for a library without a GPU), timed in
+    batches of 5 calls ending in the library's synchronisation. GB/s from moved[row] bytes. A
+    peer that fails is reported and left out; cuplug failing raises."""
+    rows = {}
+    for library, make in makers.items():
+        try:
+            ops = make(n, side)
+        except Exception as e:  # noqa: BLE001 - a broken peer must not hide our numbers
+            if library == "cuplug":
+                raise
+            print(f"{script}: {library} failed to set up: {type(e).__name__}: {e}")
+            continue
+        if ops is None:
+            continue
+        sync = synchronizer(library)
+        for what, op in ops.items():
+            if op is None:
+                print(f"{script}: {library} has no {what} yet, not measured")
+                continue
+
+            def batch(count, op=op, sync=sync):
+                for _ in range(count):
+                    op()
+                sync()
+
+            try:
+                best, median = time_per_call(batch, 5, repeats)
+            except Exception as e:  # noqa: BLE001
+                if library == "cuplug":
+                    raise
+                print(f"{script}: {library} {what} failed: {type(e).__name__}: {e}")
+                continue
+            rows.setdefault(what, {})[library] = {
+                "best_us": best * 1e6,
+                "median_us": median * 1e6,
+                "GBps": moved[what] / best / 1e9,
+            }
+        del ops
+    return rows
+
+
+def verdict(value, goal, higher_is_better=True):
+    met = value >= goal if higher_is_better else value <= goal
+    return "goal met" if met else f"goal {goal} MISSED"
+
+
+# }}}

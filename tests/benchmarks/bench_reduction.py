@@ -18,7 +18,16 @@ import time
 import uuid
 
 import numpy as np
-from bench_common import require_gpu, run_raw, time_per_call, write_json
+from bench_common import (
+    bandwidth_rows,
+    peers,
+    require_gpu,
+    run_raw,
+    synchronizer,
+    time_per_call,
+    verdict,
+    write_json,
+)
 
 SCRIPT = "bench_reduction"
 # Bandwidth rows: fraction of the CUB baseline's GB/s (sum for reductions, inclusive_sum for
@@ -99,61 +108,7 @@ def cupy_ops(n, side):
     }
 
 
-def synchronizer(library):
-    if library == "PyTorch":
-        import torch
-
-        return torch.cuda.synchronize
-    if library == "CuPy":
-        import cupy
-
-        return cupy.cuda.Device().synchronize
-    from cuplug import driver
-
-    return driver.Context.synchronize
-
-
 # }}}
-
-
-def bandwidth_rows(makers, n, side, repeats):
-    moved = moved_bytes(n, side)
-    rows = {}
-    for library, make in makers.items():
-        try:
-            ops = make(n, side)
-        except Exception as e:  # noqa: BLE001 - a broken peer must not hide our numbers
-            if library == "cuplug":
-                raise
-            print(f"{SCRIPT}: {library} failed to set up: {type(e).__name__}: {e}")
-            continue
-        if ops is None:
-            continue
-        sync = synchronizer(library)
-        for what, op in ops.items():
-            if op is None:
-                print(f"{SCRIPT}: {library} has no {what} yet, not measured")
-                continue
-
-            def batch(count, op=op, sync=sync):
-                for _ in range(count):
-                    op()
-                sync()
-
-            try:
-                best, median = time_per_call(batch, 5, repeats)
-            except Exception as e:  # noqa: BLE001
-                if library == "cuplug":
-                    raise
-                print(f"{SCRIPT}: {library} {what} failed: {type(e).__name__}: {e}")
-                continue
-            rows.setdefault(what, {})[library] = {
-                "best_us": best * 1e6,
-                "median_us": median * 1e6,
-                "GBps": moved[what] / best / 1e9,
-            }
-        del ops
-    return rows
 
 
 def small_sum_timings(makers, iters, repeats):
@@ -230,23 +185,6 @@ def cupy_reduction_cold(repeats):
     return times
 
 
-def peers():
-    found = {}
-    for library, module, maker in (("PyTorch", "torch", torch_ops), ("CuPy", "cupy", cupy_ops)):
-        try:
-            __import__(module)
-        except ImportError:
-            print(f"{SCRIPT}: {library} not importable, not measured")
-            continue
-        found[library] = maker
-    return found
-
-
-def verdict(value, goal, higher_is_better=True):
-    met = value >= goal if higher_is_better else value <= goal
-    return "goal met" if met else f"goal {goal} MISSED"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=1024, help="size of x and y (MiB)")
@@ -263,7 +201,7 @@ def main():
         r["op"]: float(r["GBps"])
         for r in run_raw("raw_cub", "--bytes", str(n * 4), "--repeats", str(args.repeats * 2))
     }
-    others = peers()
+    others = peers(SCRIPT, (("PyTorch", "torch", torch_ops), ("CuPy", "cupy", cupy_ops)))
     makers = {"cuplug": cuplug_ops, **others}
     report = {"bytes": n * 4, "cub_GBps": cub, "rows": {}, "goals": GOALS}
     print(
@@ -271,7 +209,7 @@ def main():
         f"DeviceReduce::Sum {cub['sum']:.0f} GB/s read, DeviceScan::InclusiveSum "
         f"{cub['inclusive_sum']:.0f} GB/s read+written"
     )
-    rows = bandwidth_rows(makers, n, args.side, args.repeats)
+    rows = bandwidth_rows(SCRIPT, makers, moved_bytes(n, args.side), n, args.side, args.repeats)
     for what, by_library in rows.items():
         base = cub[BASELINE[what]]
         for library, r in by_library.items():
