@@ -349,33 +349,26 @@ def _minmax_expr(what, dtype):
     return f"(b {op} a) ? b : a"
 
 
-def get_any_kernel(dtype=np.bool_):
+def _truth_kernel(what, neutral, reduce_expr, dtype):
+    """any / all: whether elements of ``dtype`` are nonzero, combined with ``reduce_expr``."""
     dtype = np.dtype(dtype)
     return _cached(
-        ("any", dtype),
+        (what, dtype),
         lambda: ReductionKernel(
             np.bool_,
-            "false",
-            "a || b",
+            neutral,
+            reduce_expr,
             "(bool)(in[i] != (in_t)0)",
             [VectorArg(dtype, "in")],
-            name=f"cuplug_any_{_tag(dtype)}",
+            name=f"cuplug_{what}_{_tag(dtype)}",
             preamble=f"typedef {_ct(dtype)} in_t;",
         ),
     )
+
+
+def get_any_kernel(dtype=np.bool_):
+    return _truth_kernel("any", "false", "a || b", dtype)
 
 
 def get_all_kernel(dtype=np.bool_):
-    dtype = np.dtype(dtype)
-    return _cached(
-        ("all", dtype),
-        lambda: ReductionKernel(
-            np.bool_,
-            "true",
-            "a && b",
-            "(bool)(in[i] != (in_t)0)",
-            [VectorArg(dtype, "in")],
-            name=f"cuplug_all_{_tag(dtype)}",
-            preamble=f"typedef {_ct(dtype)} in_t;",
-        ),
-    )
+    return _truth_kernel("all", "true", "a && b", dtype)
