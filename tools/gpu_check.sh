@@ -38,8 +38,11 @@ budget() {
 }
 
 # Like `timeout SECONDS command...`, but a command that runs out of time first has the stacks of
-# its whole process tree written to STACKLOG (py-spy or gdb, whichever is there), then gets SIGINT
-# (pytest then prints what failed so far) and, 20 seconds later, SIGKILL. Exit 124 on time-out.
+# its whole process tree written to STACKLOG (py-spy, gdb or cuda-gdb, whichever is there; the
+# GPU machine has only cuda-gdb), then gets SIGINT (pytest then prints what failed so far) and,
+# 20 seconds later, SIGKILL. Exit 124 on time-out. With WATCH_LOG and WATCH_DONE set, a command
+# whose log shows WATCH_DONE (pytest's last line) but that is still running 30 s later has hung
+# at exit: it is treated the same way at once, instead of using up its whole time.
 descendants() {
   local child
   for child in $(pgrep -P "$1"); do
@@ -48,12 +51,18 @@ descendants() {
   done
 }
 run_watched() {
-  local limit=$1 stacks=$2 pid end p
+  local limit=$1 stacks=$2 pid end p dumped=0
   shift 2
   "$@" &
   pid=$!
   end=$((SECONDS + limit))
-  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
+  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do
+    sleep 1
+    if [ -n "${WATCH_DONE:-}" ] && grep -qE "$WATCH_DONE" "$WATCH_LOG" 2>/dev/null; then
+      [ $((SECONDS + 30)) -lt $end ] && end=$((SECONDS + 30))
+      WATCH_DONE=
+    fi
+  done
   if ! kill -0 "$pid" 2>/dev/null; then
     wait "$pid"
     return
@@ -64,6 +73,9 @@ run_watched() {
       timeout 20 py-spy dump --native --pid "$p" 2>&1
     elif command -v gdb >/dev/null; then
       timeout 30 gdb -p "$p" -batch -ex 'thread apply all bt 30' 2>&1 | grep -E '^(Thread|#)'
+    elif command -v cuda-gdb >/dev/null && [ "$p" != "$pid" ] && [ $((dumped++)) -lt 3 ]; then
+      # the first three processes under the top one (pytest's workers, ctest's tests)
+      timeout 40 cuda-gdb -p "$p" -batch -ex 'thread apply all bt 30' 2>&1 | grep -E '^(Thread|#)'
     else
       grep -H . /proc/"$p"/task/*/wchan 2>/dev/null
     fi
@@ -111,8 +123,9 @@ fi
 note "build ok"
 
 # --- ctest ------------------------------------------------------------------------------------
-timeout "$(budget 90 170)" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
-  >"$out/ctest.log" 2>&1
+# Less the `slow` ones: CPU-only (cuRAND's host MRG32k3a and MT19937, about 50 s), run by CI.
+run_watched "$(budget 90 170)" "$out/ctest-stacks.log" ctest --test-dir "$build" \
+  --output-on-failure -j "$jobs" -LE slow >"$out/ctest.log" 2>&1
 rc=$?
 # "100% tests passed, 0 tests failed out of 16" (CMake 3.x) or "100% tests passed out of 16" (4.x)
 total=$(grep -oE 'tests passed.* out of [0-9]+' "$out/ctest.log" | tail -1 | grep -oE '[0-9]+$')
@@ -145,7 +158,8 @@ outcome() {
   grep -E '^[=]* ?[0-9]+ (passed|failed|error|skipped|deselected)' "$1" | tail -1 |
     sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g'
 }
-run_watched "$(budget 240 230)" "$out/pytest-stacks.log" "$python" -m pytest tests/python \
+WATCH_LOG=$out/pytest.log WATCH_DONE='^=+ .*[0-9]+ (passed|failed).* in [0-9.]+s' \
+  run_watched "$(budget 240 230)" "$out/pytest-stacks.log" "$python" -m pytest tests/python \
   --durations=15 -o faulthandler_timeout=100 "${pytest_args[@]}" "${parallel[@]}" \
   >"$out/pytest.log" 2>&1
 rc=$?
@@ -165,6 +179,8 @@ if [ "$mode" != REAL ]; then
     "$out/pytest.log" | cut -c1-160))"
 elif [ $rc -eq 0 ]; then
   note "pytest ${result:-ok}"
+elif [ $rc -eq 124 ] && [ -n "$result" ]; then
+  fail "pytest HUNG AT EXIT after $result (pytest-stacks.log)"
 elif [ $rc -eq 124 ]; then
   fail "pytest TIMEOUT (pytest.log, pytest-stacks.log)"
 else
