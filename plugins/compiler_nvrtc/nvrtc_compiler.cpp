@@ -68,6 +68,10 @@ std::vector<std::string> nvrtc_library_paths() {
 
 // The toolkit include dir (one holding cuda.h) and its CCCL dir: next to the loaded libnvrtc
 // first, so that the headers match the compiler, then $CUDA_PATH / $CUDA_HOME, then the build's.
+// The libnvrtc in use may be a pip wheel's (PyTorch loads nvidia/cu13/lib/libnvrtc.so.13 first,
+// and dlopen then hands cuplug that one), whose include dir has cuda.h but no CCCL: the first
+// dir with both wins; failing that, the first cuda.h with the first CCCL found anywhere (without
+// CCCL, cuRAND's device header cannot find <nv/target>).
 std::vector<std::string> find_toolkit_includes() {
   std::vector<std::string> candidates;
   for (const auto &lib : nvrtc_library_paths()) {
@@ -81,16 +85,23 @@ std::vector<std::string> find_toolkit_includes() {
 #ifdef CUPLUG_BUILD_CUDA_INCLUDE_DIR
   candidates.emplace_back(CUPLUG_BUILD_CUDA_INCLUDE_DIR);
 #endif
+  std::string first_cuda_h, first_cccl;
   for (const auto &c : candidates) {
-    if (!exists(c + "/cuda.h"))
-      continue;
     std::string dir = fs::path(c).lexically_normal().string();
-    std::vector<std::string> out{dir};
-    if (exists(dir + "/cccl/cub"))
-      out.push_back(dir + "/cccl"); // CUDA 13 keeps CCCL here
-    return out;
+    bool has_cuda_h = exists(dir + "/cuda.h");
+    bool has_cccl = exists(dir + "/cccl/cub") && exists(dir + "/cccl/nv/target");
+    if (has_cuda_h && has_cccl)
+      return {dir, dir + "/cccl"}; // CUDA 13 keeps CCCL here
+    if (has_cuda_h && first_cuda_h.empty())
+      first_cuda_h = dir;
+    if (has_cccl && first_cccl.empty())
+      first_cccl = dir + "/cccl";
   }
-  return {};
+  if (first_cuda_h.empty())
+    return {};
+  if (first_cccl.empty())
+    return {first_cuda_h};
+  return {first_cuda_h, first_cccl};
 }
 
 bool has_option(const std::vector<std::string> &opts, std::initializer_list<const char *> names) {

@@ -325,3 +325,36 @@ def test_pycuda_complex_arithmetic_matches_numpy(ctx):
 
 
 # }}}
+
+
+_CURAND_KERNEL_PROBE = """
+import warnings
+import torch  # loads its own libnvrtc (a pip wheel's, with no CCCL next to it) before cuplug does
+from cuplug import compiler
+warnings.simplefilter("error")  # a fall-back to nvcc is a CompilerWarning: fail on it
+src = '''#include <curand_kernel.h>
+extern "C" __global__ void k(curandStatePhilox4_32_10_t *s, float *out) {
+  curand_init(1234, threadIdx.x, 0, &s[threadIdx.x]);
+  out[threadIdx.x] = curand_uniform(&s[threadIdx.x]);
+}'''
+compiler.compile(
+    src, arch="sm_90", target="ptx", cache_dir=False, backend="nvrtc", no_extern_c=True
+)
+print("nvrtc ok")
+"""
+
+
+def test_curand_kernel_header_compiles_under_nvrtc_after_pytorch_loaded_its_nvrtc():
+    # On the GPU machine PyTorch's pip-wheel libnvrtc was the one in use once torch was imported,
+    # and its include dir lacks CCCL: <curand_kernel.h> -> <nv/target> failed under NVRTC and
+    # every curandom kernel fell back to nvcc. The plugin now takes CCCL from the toolkit.
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("PyTorch is not installed here (the GPU machine has it)")
+    run = subprocess.run(
+        [sys.executable, "-c", _CURAND_KERNEL_PROBE], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0 and "nvrtc ok" in run.stdout, run.stderr[-3000:]
