@@ -277,6 +277,14 @@ def test_sobol_generator_classes(gpu_ctx, cls):
         np.testing.assert_allclose(per_generator, want, rtol=0, atol=1e-9)
     if gen.generator_bits == 64:
         assert gen.gen_uniform((n,), np.uint64).dtype == np.uint64
+    # The default tables (one copy of cuRAND's 20000 dimensions, read modulo) give what the
+    # full tables PyCUDA builds (the 20000 repeated up to the generator count) give.
+    full = [curandom.generate_direction_vectors(n, cls._direction_set)]
+    if "Scrambled" in cls.__name__:
+        full.append(cls._scramble(n))
+    explicit = cls(*full)
+    want = explicit.gen_uniform((8 * n,), np.float64).get()
+    np.testing.assert_array_equal(u, want)
     gen.call_skip_ahead(3)
     with pytest.raises(TypeError, match="right length"):
         cls(curandom.generate_direction_vectors(n + 1, cls._direction_set))
