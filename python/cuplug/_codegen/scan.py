@@ -94,6 +94,9 @@ class Tuning:
     items: int = 24
     vec: int = 4
     single_tiles: int = 4
+    min_sleep: int = 32  # ns of the look-back's first back-off, doubled up to max_sleep
+    max_sleep: int = 512
+    blockidx: int = 0  # 1: tile = blockIdx.x (CUB's order) instead of the atomic counter
 
     def __post_init__(self):
         if self.block % 32 or not 32 <= self.block <= 1024:
@@ -170,6 +173,7 @@ def scratch_bytes(tiles, words):
 
 _PRIMITIVES = r"""
 #define CUPLUG_BLOCK {block}
+#define CUPLUG_BLOCKIDX {blockidx}
 #define CUPLUG_WARPS (CUPLUG_BLOCK / 32)
 #define CUPLUG_V {vec}
 #define CUPLUG_C {chunks}
@@ -426,10 +430,14 @@ extern "C" __global__ void __launch_bounds__(CUPLUG_BLOCK) {name}(
     }} else {{
       if (cuplug_step)
         break;
+#if CUPLUG_BLOCKIDX
+      cuplug_t = blockIdx.x;
+#else
       if (threadIdx.x == 0)
         cuplug_tile_s = atomicAdd(reinterpret_cast<unsigned *>(cuplug_state), 1u);
       __syncthreads();
       cuplug_t = cuplug_tile_s;
+#endif
     }}
     const unsigned long long cuplug_lane_base =
         cuplug_t * CUPLUG_TILE + cuplug_warp * CUPLUG_WARP_SPAN + cuplug_lane * CUPLUG_V;
@@ -596,12 +604,13 @@ __device__ __forceinline__ cuplug_val cuplug_op(const cuplug_val &a, const cuplu
 def _primitives(t, words):
     return _PRIMITIVES.format(
         block=t.block,
+        blockidx=t.blockidx,
         vec=t.vec,
         chunks=t.items // t.vec,
         group=GROUP,
         words=words,
-        min_sleep=32,
-        max_sleep=512,
+        min_sleep=t.min_sleep,
+        max_sleep=t.max_sleep,
     )
 
 
