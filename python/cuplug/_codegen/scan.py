@@ -122,16 +122,18 @@ def tuning_for(acc_size, io_size=None, overrides=None):
     """The tuning for values of ``acc_size`` bytes (the accumulator, with the segment flag)
     loaded and stored as elements of at most ``io_size`` bytes (None: one element per lane and
     chunk, for expression inputs). ``overrides``: a dict of Tuning fields (CUPLUG_SCAN_TUNE)."""
-    # CUB's tuned policies for sm_90 keep about 24 4-byte values per thread (128 threads);
-    # wider values keep fewer so that registers still allow several blocks per SM.
+    # Measured on an H100 (1 GiB cumsum; docs/benchmarks.md): the look-back's latency per tile
+    # bounds a single-pass scan, so big tiles win: float32 went from 996 GB/s (128 threads x 24,
+    # CUB's shape) to 2363 GB/s (1024 x 32; CUB 2477), float64 from 1059 to 2188 (512 x 24).
+    block = 512
     if acc_size <= 4:
-        items = 24
+        block, items = 1024, 32
     elif acc_size <= 8:
-        items = 16
+        items = 24
     elif acc_size <= 16:
         items = 8
     else:
-        items = max(1, 64 // acc_size)
+        block, items = 256, max(1, 64 // acc_size)
     overrides = dict(overrides or {})
     items = overrides.pop("items", items)
     if io_size is None:
@@ -142,6 +144,7 @@ def tuning_for(acc_size, io_size=None, overrides=None):
         while items % vec:
             vec //= 2
     vec = overrides.pop("vec", vec)
+    overrides.setdefault("block", block)
     return Tuning(items=items, vec=vec, **overrides)
 
 

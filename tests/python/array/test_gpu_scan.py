@@ -2,7 +2,7 @@
 around the block, tile, one-block and group boundaries, along every axis of 2-d and 3-d arrays,
 strided and reversed inputs, out= and dtype=; PyCUDA's scan kernels in place and into "new"
 arrays; PyOpenCL's GenericScanKernel (segmented, prev_item, last_item, in-place shifts);
-bit-for-bit determinism; and a scan of more than 2**31 elements."""
+bit-for-bit determinism; and a scan of more than 2**32 elements."""
 
 from __future__ import annotations
 
@@ -334,19 +334,20 @@ def test_scan_on_a_stream():
 
 
 @pytest.mark.sweep
-def test_scan_of_more_than_2_pow_31_elements():
-    """64-bit element indices and tile counts: 2**31 + 4099 one-byte elements (2 GiB)."""
-    n = 2**31 + 4099
+def test_scan_of_more_than_2_pow_32_elements():
+    """64-bit element indices: 2**32 + 4099 one-byte elements (4 GiB; 16 GiB of uint32 out)."""
+    n = 2**32 + 4099
     g = gpuarray.empty((n,), np.uint8)
     g.fill(1)
     knl = scan.InclusiveScanKernel(np.uint8, "a+b")
     knl(g)  # wraps around: (i + 1) mod 256
-    for start in (0, 2**31 - 3000, n - 5000):
+    for start in (0, 2**31 - 3000, 2**32 - 3000, n - 5000):
         got = g[start : start + 5000].get()
         want = ((np.arange(start, start + len(got)) + 1) % 256).astype(np.uint8)
         np.testing.assert_array_equal(got, want, err_msg=f"at {start}")
     g.fill(1)
-    r = gpuarray.cumsum(g, dtype=np.uint32)  # 8 GiB out
-    for start in (0, 2**31 - 3000, n - 5000):
+    r = gpuarray.cumsum(g, dtype=np.uint32)  # 16 GiB out; wraps around at 2**32
+    for start in (0, 2**31 - 3000, 2**32 - 3000, n - 5000):
         got = r[start : start + 5000].get()
-        np.testing.assert_array_equal(got, np.arange(start + 1, start + 1 + len(got)))
+        want = np.arange(start + 1, start + 1 + len(got), dtype=np.uint64) % 2**32
+        np.testing.assert_array_equal(got, want.astype(np.uint32), err_msg=f"at {start}")
