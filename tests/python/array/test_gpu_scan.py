@@ -18,6 +18,13 @@ from cuplug._codegen import scan as sg
 pytestmark = [pytest.mark.gpu, pytest.mark.real_gpu]
 
 NUMERIC = [np.dtype(d) for d in ARRAY_DTYPES]
+#: One dtype per tuning (accumulators of 4, 8 and 16 bytes) and per conversion (float16 and int8
+#: accumulate wider): these run in the compute-sanitizer pass too (tools/gpu_check.sh leaves the
+#: `sweep` tests out); the other dtypes repeat the same kernels at the same boundaries.
+CORE = [np.dtype(d) for d in (np.float32, np.float64, np.complex128, np.float16, np.int8)]
+BY_DTYPE = [
+    pytest.param(d, marks=() if d in CORE else pytest.mark.sweep, id=str(d)) for d in NUMERIC
+]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -88,7 +95,16 @@ def check(got, op, h, axis=None, dtype=None, what=""):
         err = np.abs(host_got.astype(want.dtype) - want)
     tiny = np.finfo(result).tiny  # values below it round to subnormals or zero
     assert np.all(err[finite] <= bound.reshape(err.shape)[finite] + tiny), what
-    np.testing.assert_array_equal(np.isfinite(host_got), finite, err_msg=what)
+    decided = np.ones(finite.shape, bool)
+    if result.kind == "f":
+        # A partial sum within the error bound of the overflow threshold (max + half an ulp:
+        # 65520 for float16) may round either way: float32 partial sums rounded once, against
+        # float64 ones (seen on the GPU: 1 of 10^6 float16 sums).
+        info = np.finfo(result)
+        threshold = float(info.max) + 2.0 ** (info.maxexp - 2 - info.nmant)
+        with np.errstate(invalid="ignore"):
+            decided = ~(np.abs(np.abs(want) - threshold) <= bound.reshape(want.shape))
+    np.testing.assert_array_equal(np.isfinite(host_got)[decided], finite[decided], err_msg=what)
 
 
 def _tile(op, dtype):
@@ -106,14 +122,14 @@ def _sizes(t):
     )
 
 
-@pytest.mark.parametrize("dtype", NUMERIC, ids=str)
+@pytest.mark.parametrize("dtype", BY_DTYPE)
 def test_cumsum_matches_numpy_around_every_boundary(dtype):
     for n in _sizes(_tile("sum", dtype)):
         h = host(dtype, n, seed=n)
         check(gpuarray.cumsum(gpuarray.to_gpu(h)), "sum", h, what=f"cumsum {dtype} n={n}")
 
 
-@pytest.mark.parametrize("dtype", NUMERIC, ids=str)
+@pytest.mark.parametrize("dtype", BY_DTYPE)
 def test_cumprod_matches_numpy(dtype):
     t = _tile("prod", dtype)
     for n in (1, t.tile + 1, t.tile * sg.GROUP + 5, 300_001):

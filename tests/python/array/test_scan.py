@@ -136,7 +136,8 @@ def test_tuning_keeps_chunks_whole_and_loads_16_bytes():
             assert t.items % t.vec == 0 and t.vec & (t.vec - 1) == 0
             if io is not None:
                 assert t.vec * io <= 16 or t.vec == 1
-    assert sg.tuning_for(4, 4) == sg.Tuning(block=128, items=24, vec=4)
+    assert sg.tuning_for(4, 4) == sg.Tuning(block=1024, items=32, vec=4)
+    assert sg.tuning_for(8, 8) == sg.Tuning(block=512, items=24, vec=2)
     assert sg.tuning_for(4, 4, {"block": 256, "items": 8}).tile == 2048
     with pytest.raises(ValueError, match="multiple of vec"):
         sg.Tuning(items=6, vec=4)
