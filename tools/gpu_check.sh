@@ -4,12 +4,22 @@
 # benchmarks (launch, copies, allocation, compile, arrays, reductions, RNG). Logs go to OUTDIR; the last line
 # printed is one summary line. Exit non-zero on any failure. Fits in 10 minutes: every step runs
 # under its own time limit.
-# Usage: bash tools/gpu_check.sh OUTDIR
+# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench]
+# All of it fills most of the 10 minutes one device command may take; `tests` (build, ctest,
+# pytest, sanitizer) and then `bench` (build, benchmarks), as two commands on the same machine
+# (the second finds the build done), give every step room. A pass is both parts passing.
 set -u
-if [ $# -ne 1 ]; then
-  echo "usage: bash tools/gpu_check.sh OUTDIR" >&2
+part=${2:-all}
+if [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|bench)$ ]]; then
+  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench]" >&2
   exit 2
 fi
+# Seconds the steps after pytest / after the sanitizer keep for themselves.
+case $part in
+  all) after_pytest=230 after_sanitizer=100 ;;
+  tests) after_pytest=130 after_sanitizer=0 ;;
+  bench) after_pytest=0 after_sanitizer=0 ;;
+esac
 mkdir -p "$1" || exit 2
 out=$(cd "$1" && pwd)
 cd "$(dirname "$0")/.." || exit 2
@@ -22,7 +32,9 @@ failed=0
 
 finish() {
   local line
-  line="cuplug-gpu: $(IFS='|'; echo "${summary[*]}" | sed 's/|/ | /g')"
+  local name=cuplug-gpu
+  [ "$part" != all ] && name="cuplug-gpu [$part]"
+  line="$name: $(IFS='|'; echo "${summary[*]}" | sed 's/|/ | /g')"
   echo "$line" >"$out/summary.txt"
   echo "$line"
   exit $failed
@@ -122,6 +134,7 @@ elif [ $rc -ne 0 ]; then
 fi
 note "build ok"
 
+if [ "$part" != bench ]; then
 # --- ctest ------------------------------------------------------------------------------------
 # Less the `slow` ones: CPU-only (cuRAND's host MRG32k3a and MT19937, about 50 s), run by CI.
 run_watched "$(budget 90 170)" "$out/ctest-stacks.log" ctest --test-dir "$build" \
@@ -159,13 +172,13 @@ outcome() {
     sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g'
 }
 WATCH_LOG=$out/pytest.log WATCH_DONE='^=+ .*[0-9]+ (passed|failed).* in [0-9.]+s' \
-  run_watched "$(budget 240 230)" "$out/pytest-stacks.log" "$python" -m pytest tests/python \
+  run_watched "$(budget 240 "$after_pytest")" "$out/pytest-stacks.log" "$python" -m pytest tests/python \
   --durations=15 -o faulthandler_timeout=100 "${pytest_args[@]}" "${parallel[@]}" \
   >"$out/pytest.log" 2>&1
 rc=$?
 result=$(outcome "$out/pytest.log")
 if [ ${#parallel[@]} -gt 0 ] && [ $rc -ne 124 ]; then
-  run_watched "$(budget 60 220)" "$out/pytest-alone-stacks.log" "$python" -m pytest tests/python \
+  run_watched "$(budget 60 $((after_pytest > 10 ? after_pytest - 10 : 0)))" "$out/pytest-alone-stacks.log" "$python" -m pytest tests/python \
     -m alone "${pytest_args[@]}" >"$out/pytest-alone.log" 2>&1
   rc_alone=$?
   [ $rc_alone -eq 5 ] && rc_alone=0 # none marked `alone`: nothing to run
@@ -190,7 +203,7 @@ fi
 # --- compute-sanitizer over the GPU tests ------------------------------------------------------
 # One process (memcheck does not follow xdist's workers well), the GPU tests less the `sweep`
 # ones: those repeat kernels other tests already run, over every dtype.
-limit=$(budget 200 100)
+limit=$(budget 300 "$after_sanitizer")
 if ! command -v compute-sanitizer >/dev/null; then
   fail "sanitizer FAILED: compute-sanitizer not found"
 else
@@ -216,6 +229,9 @@ else
     note "sanitizer ok (${ran:-0 passed}, 0 errors)"
   fi
 fi
+fi # tests
+
+[ "$part" = tests ] && finish
 
 # --- benchmarks -------------------------------------------------------------------------------
 timeout "$(budget 300 0)" bash tests/benchmarks/run_all.sh "$out" >"$out/bench.log" 2>&1
