@@ -1,4 +1,5 @@
-"""The build's search for its dependencies (cmake/cuplugBoost.cmake): Boost headers from the
+"""The build's search for its dependencies (cmake/cuplugCUDA.cmake, cmake/cuplugBoost.cmake): the
+one toolkit search order, cuplug's own message when there is no toolkit, and Boost headers from the
 boost-headers Python package before the system's. Runs CMake on small projects; needs no GPU."""
 
 from __future__ import annotations
@@ -55,6 +56,64 @@ def fake_toolkit(root, version=13000):
 def path_without_nvcc():
     dirs = os.environ.get("PATH", "").split(os.pathsep)
     return os.pathsep.join(d for d in dirs if d and not os.path.exists(os.path.join(d, "nvcc")))
+
+
+def test_a_missing_toolkit_stops_the_real_build_with_cuplugs_message(tmp_path):
+    empty = tmp_path / "no-cuda"
+    empty.mkdir()
+    rc, out = configure(
+        ROOT,
+        tmp_path / "build",
+        "-DCUPLUG_BUILD_TESTS=OFF",
+        "-DCUPLUG_BUILD_PYTHON=OFF",
+        "-DCUPLUG_BUILD_BENCHMARKS=OFF",
+        f"-DCUPLUG_CUDA_DEFAULT_ROOTS={empty}",
+        path=path_without_nvcc(),
+    )
+    assert rc != 0
+    text = out
+    assert "cuplug: no CUDA toolkit found" in text
+    assert "cuda-toolkit-13-0" in text  # what to install
+    assert "CUDA_PATH=" in text and "-DCUDAToolkit_ROOT=" in text  # what to set
+    assert f"default={empty}" in text  # where it looked
+    # Not CMake's FindCUDAToolkit, which asks for libraries cuplug does not use.
+    assert "cudart" not in text.lower() and "cublas" not in text.lower()
+
+
+def test_the_toolkit_needs_only_cuda_h_and_is_found_through_cuda_path_before_nvcc(tmp_path):
+    toolkit = fake_toolkit(tmp_path / "toolkit", version=12080)
+    src = project(
+        tmp_path,
+        "cuplugCUDA.cmake",
+        'message(STATUS "found: ${CUDAToolkit_ROOT_DIR} ${CUDAToolkit_VERSION}")\n'
+        'if(TARGET CUDA::nvrtc)\n  message(STATUS "nvrtc target")\nendif()\n',
+    )
+    rc, out = configure(src, tmp_path / "build", env={"CUDA_PATH": str(toolkit)})
+    assert rc == 0, out
+    assert f"found: {toolkit} 12.8" in out
+    assert "no CUDA_nvrtc_LIBRARY" in out and "nvrtc target" not in out
+
+
+def test_the_first_of_cudatoolkit_root_cuda_path_cuda_home_wins(tmp_path):
+    first, second = fake_toolkit(tmp_path / "a"), fake_toolkit(tmp_path / "b")
+    src = project(tmp_path, "cuplugCUDA.cmake", 'message(STATUS "found: ${CUDAToolkit_ROOT_DIR}")')
+    env = {"CUDA_PATH": str(second), "CUDA_HOME": str(second)}
+    rc, out = configure(src, tmp_path / "build", f"-DCUDAToolkit_ROOT={first}", env=env)
+    assert rc == 0, out
+    assert f"found: {first}" in out
+    rc, out = configure(src, tmp_path / "build2", env={"CUDA_HOME": str(first), **env})
+    assert rc == 0, out
+    assert f"found: {second}" in out  # CUDA_PATH before CUDA_HOME
+
+
+def test_a_named_folder_without_a_toolkit_is_reported_and_skipped(tmp_path):
+    toolkit = fake_toolkit(tmp_path / "toolkit")
+    src = project(tmp_path, "cuplugCUDA.cmake", 'message(STATUS "found: ${CUDAToolkit_ROOT_DIR}")')
+    env = {"CUDA_PATH": str(tmp_path), "CUDA_HOME": str(toolkit)}
+    rc, out = configure(src, tmp_path / "build", env=env)
+    assert rc == 0, out
+    assert "environment CUDA_PATH" in out and "holds no CUDA toolkit" in out
+    assert f"found: {toolkit}" in out
 
 
 def fake_boost_package(tmp_path, version="1_85"):
