@@ -7,6 +7,7 @@
 #include <cuplug/errors.hpp>
 #include <cuplug/gpu_arch.hpp>
 #include <cuplug/plugin.hpp>
+#include <cuplug/toolkit.hpp>
 
 #include <nvrtc.h>
 
@@ -67,7 +68,8 @@ std::vector<std::string> nvrtc_library_paths() {
 }
 
 // The toolkit include dir (one holding cuda.h) and its CCCL dir: next to the loaded libnvrtc
-// first, so that the headers match the compiler, then $CUDA_PATH / $CUDA_HOME, then the build's.
+// first, so that the headers match the compiler, then in cuplug's toolkit search order
+// (cuplug/toolkit.hpp), which is also where that libnvrtc was looked for.
 std::vector<std::string> find_toolkit_includes() {
   std::vector<std::string> candidates;
   for (const auto &lib : nvrtc_library_paths()) {
@@ -75,12 +77,9 @@ std::vector<std::string> find_toolkit_includes() {
     candidates.push_back((dir.parent_path() / "include").string());
     candidates.push_back((dir.parent_path().parent_path() / "include").string());
   }
-  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
-    if (const char *v = std::getenv(var); v && *v)
-      candidates.push_back(std::string(v) + "/include");
-#ifdef CUPLUG_BUILD_CUDA_INCLUDE_DIR
-  candidates.emplace_back(CUPLUG_BUILD_CUDA_INCLUDE_DIR);
-#endif
+  for (const auto &root : toolkit_roots())
+    if (std::string include = toolkit_include_dir(root.path); !include.empty())
+      candidates.push_back(include);
   for (const auto &c : candidates) {
     if (!exists(c + "/cuda.h"))
       continue;
