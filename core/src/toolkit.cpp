@@ -49,6 +49,21 @@ fs::path nvcc_on_path() {
   return {};
 }
 
+// Libraries `soname` opens by name itself, from the folder it was loaded from: libnvrtc opens
+// libnvrtc-builtins.so.<major>.<minor>, which the dynamic loader would otherwise look for in its
+// own places (another toolkit's may not match). Returns " + name" for each loaded.
+std::string load_companions(const fs::path &dir, const std::string &soname) {
+  const std::string prefix = soname.substr(0, soname.find(".so")) + "-builtins.so.";
+  std::string out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && ::dlopen(it->path().c_str(), RTLD_NOW | RTLD_LOCAL))
+      out += " + " + name;
+  }
+  return out;
+}
+
 } // namespace
 
 std::vector<toolkit_root> toolkit_roots() {
@@ -122,7 +137,8 @@ const std::vector<std::string> &preload_toolkit_libraries() {
           // Never closed: plugins linked to it keep using it. RTLD_LOCAL is enough: the dynamic
           // loader matches a plugin's DT_NEEDED against the sonames of libraries already loaded.
           if (::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr) {
-            line = soname + ": " + lib.string() + " (" + root.origin + ")";
+            line = soname + ": " + lib.string() + " (" + root.origin + ")" +
+                   load_companions(fs::path(dir), soname);
           } else {
             const char *why = ::dlerror();
             line = soname + ": " + lib.string() + " (" + root.origin +

@@ -138,17 +138,18 @@ def test_a_toolkit_library_comes_from_the_first_folder_that_has_it(tmp_path):
     lib = root / "lib64" / soname
     src = tmp_path / "stand_in.c"
     src.write_text("int cuplug_stand_in(void) { return 1; }\n")
-    subprocess.run(
-        ["g++", "-x", "c", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(lib), str(src)],
-        check=True,
-    )
+    # NVRTC opens its builtins library by name: it must come from the same folder.
+    builtins = root / "lib64" / (soname.replace("libnvrtc.so.", "libnvrtc-builtins.so.") + ".0")
+    for out in (lib, builtins):
+        cmd = ["g++", "-x", "c", "-shared", "-fPIC", f"-Wl,-soname,{out.name}", "-o", str(out)]
+        subprocess.run([*cmd, str(src)], check=True)
     code = (
         "import json, cuplug; from cuplug import _core; "
         "diag = [c.reason for c in cuplug.plugins.diagnostics() if c.name == 'nvrtc']; "
         "print(json.dumps([list(_core.backends.preload_toolkit_libraries()), diag]))"
     )
     lines, nvrtc = run(code, env={"CUDA_PATH": str(root)})
-    assert f"{soname}: {lib} ($CUDA_PATH)" in lines
+    assert f"{soname}: {lib} ($CUDA_PATH) + {builtins.name}" in lines
     # The nvrtc plugin was linked against that stand-in, which has none of NVRTC's functions:
     # proof that the dynamic loader's own choice (the system toolkit) was not taken.
     assert nvrtc and "nvrtc" in nvrtc[0]
