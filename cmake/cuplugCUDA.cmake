@@ -89,6 +89,16 @@ find_program(CUDAToolkit_NVCC_EXECUTABLE nvcc PATHS "${CUDAToolkit_ROOT_DIR}/bin
 foreach(_lib nvrtc curand)
   find_library(CUDA_${_lib}_LIBRARY ${_lib} PATHS "${CUDAToolkit_ROOT_DIR}"
     PATH_SUFFIXES ${_cuplug_cuda_libdirs} NO_DEFAULT_PATH NO_CACHE)
+  # NVIDIA's pip wheels (site-packages/nvidia/cu13) ship only the versioned file, libnvrtc.so.13.
+  foreach(_dir IN LISTS _cuplug_cuda_libdirs)
+    if(NOT CUDA_${_lib}_LIBRARY)
+      file(GLOB _versioned "${CUDAToolkit_ROOT_DIR}/${_dir}/lib${_lib}.so.[0-9]*")
+      if(_versioned)
+        list(SORT _versioned)
+        list(GET _versioned 0 CUDA_${_lib}_LIBRARY)
+      endif()
+    endif()
+  endforeach()
   if(CUDA_${_lib}_LIBRARY AND NOT TARGET CUDA::${_lib})
     add_library(CUDA::${_lib} SHARED IMPORTED)
     set_target_properties(CUDA::${_lib} PROPERTIES IMPORTED_LOCATION "${CUDA_${_lib}_LIBRARY}"

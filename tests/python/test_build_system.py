@@ -164,3 +164,20 @@ def test_a_wrong_boost_folder_or_an_old_boost_is_refused(tmp_path):
     old = fake_boost_package(tmp_path, version="1_70")
     rc, out = configure(src, tmp_path / "b2", f"-DCUPLUG_BOOST_INCLUDE_DIR={old / 'include'}")
     assert rc != 0 and "Boost 1.70" in out and "older than 1.74" in out
+
+
+def test_a_pip_wheel_toolkit_with_only_versioned_libraries_is_usable(tmp_path):
+    # NVIDIA's wheels (site-packages/nvidia/cu13) have lib/libnvrtc.so.13 and no libnvrtc.so.
+    toolkit = fake_toolkit(tmp_path / "nvidia" / "cu13")
+    (toolkit / "lib").mkdir()
+    for name in ("libnvrtc.so.13", "libnvrtc.alt.so.13", "libcurand.so.10"):
+        (toolkit / "lib" / name).write_bytes(b"")
+    src = project(
+        tmp_path,
+        "cuplugCUDA.cmake",
+        'message(STATUS "nvrtc: ${CUDA_nvrtc_LIBRARY} curand: ${CUDA_curand_LIBRARY}")',
+    )
+    rc, out = configure(src, tmp_path / "build", env={"CUDA_PATH": str(toolkit)})
+    assert rc == 0, out
+    lib = toolkit / "lib"
+    assert f"nvrtc: {lib / 'libnvrtc.so.13'} curand: {lib / 'libcurand.so.10'}" in out
