@@ -1,60 +1,92 @@
 #!/usr/bin/env bash
-# Checks what building and testing cuplug needs and installs what is missing (Debian packages
-# through apt-get when run as root, Python packages through pip). Quick when all is there.
-# Usage: bash tools/ensure_deps.sh [--packaging] [--style]   (--packaging adds scikit-build-core
-# for pip install .; --style makes clang-format and ruff required, for tools/check_style.sh).
-# Uses $PYTHON (default python3). Exits non-zero, saying what to do, when it cannot.
-# Optional packages (pybind11-stubgen for the stub drift test, ruff without --style) are
-# installed when pip can; when it cannot, a warning says what is skipped.
+# Makes sure what building and testing cuplug needs is there, installing only what is missing,
+# and prints (on stdout, alone) the Python interpreter to build and test with; everything else it
+# says goes to stderr. Quick when all is there.
+#
+# Python: an interpreter already in a virtual environment ($VIRTUAL_ENV, or $PYTHON that is one) is
+# used as it is. Otherwise the scripts make and use their own, $CUPLUG_VENV (default .venv in the
+# repository), with --system-site-packages so that packages already installed (by apt or pip) are
+# reused: a system Python that refuses pip (PEP 668, Debian 12 / Ubuntu 24.04) is never pip'ed into.
+# Debian packages (apt-get, as root or through sudo; each one named first): a C++ compiler
+# (g++), the Python headers (python3-dev) and venv (python3-venv), when missing. CMake 3.24+,
+# Ninja and the Boost headers, when missing, come from PyPI into the virtual environment (cmake,
+# ninja, boost-headers), as do NumPy, pybind11 and pytest. The CUDA toolkit is not installed: the
+# CMake configure says where it looked and what to set when there is none.
+# Usage: python=$(bash tools/ensure_deps.sh [--packaging] [--style])   (--packaging adds
+# scikit-build-core for pip install .; --style makes ruff and clang-format required).
+# Optional packages (pybind11-stubgen for the stub drift test, ruff without --style, hypothesis)
+# are installed when pip can; when it cannot, a warning says what is skipped.
 set -u
-python=${PYTHON:-python3}
+exec 3>&1 1>&2 # stdout is the answer only
+cd "$(dirname "$0")/.." || exit 1
 packaging=0
 style=0
 for arg in "$@"; do
   case $arg in
     --packaging) packaging=1 ;;
     --style) style=1 ;;
-    *) echo "usage: bash tools/ensure_deps.sh [--packaging] [--style]" >&2; exit 2 ;;
+    *) echo "usage: python=\$(bash tools/ensure_deps.sh [--packaging] [--style])"; exit 2 ;;
   esac
 done
+say() { echo "ensure_deps: $*"; }
 
-apt_missing=()
-has_boost() { echo '#include <boost/dll.hpp>' | ${CXX:-g++} -x c++ -std=c++17 -fsyntax-only - 2>/dev/null; }
-command -v "${CXX:-g++}" >/dev/null || apt_missing+=(g++)
-command -v cmake >/dev/null || apt_missing+=(cmake)
-command -v ninja >/dev/null || apt_missing+=(ninja-build)
-if ! command -v "${CXX:-g++}" >/dev/null || ! has_boost; then apt_missing+=(libboost-dev); fi
-[ $style -eq 1 ] && ! command -v clang-format >/dev/null && apt_missing+=(clang-format)
-
-if [ ${#apt_missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-    echo "ensure_deps: installing ${apt_missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${apt_missing[@]}"; } ||
-      { echo "ensure_deps: apt-get install ${apt_missing[*]} failed"; exit 1; }
-  else
-    echo "ensure_deps: missing ${apt_missing[*]}: install them (e.g. apt-get install ${apt_missing[*]})"
+apt_install() { # apt_install PACKAGE... : as root, or through sudo when it needs no password
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+      sudo=(sudo)
+    else
+      say "missing $*: install them (sudo apt-get install $*) and run this again"
+      exit 1
+    fi
+  fi
+  if ! command -v apt-get >/dev/null; then
+    say "missing $*: install them with the system's package manager (no apt-get here)"
     exit 1
   fi
-fi
-has_boost || { echo "ensure_deps: Boost headers (boost/dll.hpp) still not found"; exit 1; }
+  say "installing Debian packages (apt-get): $*"
+  export DEBIAN_FRONTEND=noninteractive
+  { "${sudo[@]}" apt-get update -qq &&
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$@"; } ||
+    { say "apt-get install $* failed"; exit 1; }
+}
 
-cmake_version=$(cmake --version | head -1 | grep -oE '[0-9]+\.[0-9]+')
-if ! printf '3.24\n%s\n' "$cmake_version" | sort -V -C; then
-  echo "ensure_deps: cmake $cmake_version is older than 3.24: pip install 'cmake>=3.24'"
-  exit 1
+# The interpreter: $PYTHON, else the active virtual environment's, else python3.
+base=${PYTHON:-${VIRTUAL_ENV:+$VIRTUAL_ENV/bin/python}}
+base=${base:-python3}
+apt_missing=()
+command -v "${CXX:-g++}" >/dev/null || apt_missing+=(g++)
+command -v "$base" >/dev/null || apt_missing+=(python3)
+if [ ${#apt_missing[@]} -eq 0 ]; then
+  # Python.h for the extension; venv (with ensurepip) only when a venv is to be made.
+  "$base" -c 'import os, sysconfig; os.stat(sysconfig.get_paths()["include"] + "/Python.h")' \
+    2>/dev/null || apt_missing+=(python3-dev)
+  in_venv=$("$base" -c 'import sys; print(int(sys.prefix != sys.base_prefix))')
+  [ "$in_venv" = 1 ] || "$base" -c 'import ensurepip, venv' 2>/dev/null || apt_missing+=(python3-venv)
 fi
-if [ ! -e "${CUDAToolkit_ROOT:-/usr/local/cuda}/include/cuda.h" ] && ! command -v nvcc >/dev/null; then
-  echo "ensure_deps: no CUDA toolkit (looked in ${CUDAToolkit_ROOT:-/usr/local/cuda} and for nvcc)"
-  exit 1
+[ $style -eq 1 ] && ! command -v clang-format >/dev/null && apt_missing+=(clang-format)
+[ ${#apt_missing[@]} -eq 0 ] || apt_install "${apt_missing[@]}"
+
+python=$("$base" -c 'import sys; print(sys.executable)') || { say "$base does not run"; exit 1; }
+if [ "$("$python" -c 'import sys; print(int(sys.prefix != sys.base_prefix))')" != 1 ]; then
+  venv=${CUPLUG_VENV:-$PWD/.venv}
+  if [ ! -x "$venv/bin/python" ]; then
+    say "making a virtual environment for cuplug's build and tests: $venv (from $python)"
+    "$python" -m venv --system-site-packages "$venv" || { say "python3 -m venv $venv failed"; exit 1; }
+  fi
+  python="$venv/bin/python"
 fi
 
-# Python packages, by import name and pip requirement.
+# What may come from PyPI into that environment, by import name or check, and pip requirement.
 "$python" - "$packaging" "$style" <<'PY' || exit 1
 import importlib.util
+import os
+import re
+import shutil
 import subprocess
 import sys
 
+bindir = os.path.dirname(sys.executable)
 wanted = {"numpy": "numpy>=1.24", "pybind11": "pybind11>=2.11", "pytest": "pytest>=7"}
 # What for, when missing: the test or tool that needs it says so and skips.
 optional = {
@@ -72,16 +104,47 @@ if sys.argv[2] == "1":
     wanted["ruff"] = optional.pop("ruff")[0]
 
 
-def pip_install(requirements):
-    print(f"ensure_deps: pip install {' '.join(requirements)}", flush=True)
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    return subprocess.call(cmd + requirements) == 0
+def program_version(name):
+    """(major, minor) of the program `name` the build would run, or None."""
+    path = shutil.which(name, path=bindir + os.pathsep + os.environ.get("PATH", ""))
+    if path is None:
+        return None
+    out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"(\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def has_system_boost():
+    cxx = os.environ.get("CXX", "g++")
+    probe = subprocess.run(
+        [cxx, "-x", "c++", "-std=c++17", "-fsyntax-only", "-"],
+        input="#include <boost/dll.hpp>\n",
+        capture_output=True,
+        text=True,
+    )
+    return probe.returncode == 0
 
 
 missing = [req for mod, req in wanted.items() if importlib.util.find_spec(mod) is None]
+cmake = program_version("cmake")
+if cmake is None or cmake < (3, 24):
+    missing.append("cmake>=3.24")
+if program_version("ninja") is None:
+    missing.append("ninja")
+if importlib.util.find_spec("boost_headers") is None and not has_system_boost():
+    missing.append("boost-headers>=1.85")
+
+
+def pip_install(requirements):
+    print(f"ensure_deps: pip install {' '.join(requirements)} (into {sys.prefix})", flush=True)
+    cmd = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    return subprocess.call(cmd + requirements, stdout=sys.stderr) == 0
+
+
 if missing and not pip_install(missing):
     sys.exit(f"ensure_deps: could not install {' '.join(missing)} with pip")
 for mod, (req, purpose) in optional.items():
     if importlib.util.find_spec(mod) is None and not pip_install([req]):
         print(f"ensure_deps: warning: could not install {req}: {purpose} will not run")
 PY
+echo "$python" >&3

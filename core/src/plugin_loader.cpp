@@ -5,6 +5,7 @@
 #include "plugin_abi_checks.hpp"
 
 #include <cuplug/driver_api.hpp>
+#include <cuplug/toolkit.hpp>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -162,6 +163,9 @@ loaded_library load_library(checked_file &file, const plugin_candidate &c) {
     return text;
   };
 
+  // The toolkit libraries plugins link come from cuplug's toolkit search order, not only from the
+  // dynamic loader's (cuplug/toolkit.hpp).
+  (void)preload_toolkit_libraries();
   // RTLD_NOW: a missing dependency (libnvrtc, libcurand) fails here, with its name, instead of
   // at the first call. RTLD_LOCAL: plugins do not see one another's symbols. dlopen first, for
   // dlerror's plain message; that handle is never closed, like every plugin handle.

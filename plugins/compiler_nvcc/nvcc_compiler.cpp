@@ -7,6 +7,7 @@
 #include <cuplug/errors.hpp>
 #include <cuplug/gpu_arch.hpp>
 #include <cuplug/plugin.hpp>
+#include <cuplug/toolkit.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -276,19 +277,17 @@ nvcc_compiler::nvcc_compiler(const options &opts) {
       throw config_error(std::string("nvcc compiler: NVCC='") + env +
                          "' is not an executable file, nor found on PATH");
   }
-  attempt("nvcc", "PATH");
-  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
-    if (const char *v = std::getenv(var); v && *v)
-      attempt(std::string(v) + "/bin/nvcc", var);
-#ifdef CUPLUG_BUILD_NVCC
-  attempt(CUPLUG_BUILD_NVCC, "the toolkit cuplug was built with");
-#endif
+  // cuplug's one toolkit search order (cuplug/toolkit.hpp), which includes nvcc on PATH.
+  for (const auto &root : toolkit_roots())
+    attempt(root.path + "/bin/nvcc", root.origin);
   if (nvcc_.empty()) {
     std::string list;
     for (const auto &t : tried)
       list += (list.empty() ? "" : ", ") + t;
-    throw config_error("nvcc compiler: nvcc not found (tried " + list +
-                       "); set NVCC=/path/to/nvcc or the option compiler.nvcc.nvcc");
+    throw config_error("nvcc compiler: nvcc not found (tried " +
+                       (list.empty() ? std::string("no toolkit folder: none exists") : list) +
+                       "); set CUDA_PATH to the CUDA toolkit's folder, NVCC=/path/to/nvcc or "
+                       "the option compiler.nvcc.nvcc");
   }
 }
 

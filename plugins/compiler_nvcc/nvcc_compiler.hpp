@@ -12,7 +12,9 @@
 namespace cuplug::plugins {
 
 // Option "nvcc": the nvcc to run (a path, or a name looked up on PATH; made absolute); default
-// $NVCC, else `nvcc` on PATH, else $CUDA_PATH/bin, $CUDA_HOME/bin, the build's toolkit. Option
+// $NVCC, else bin/nvcc of the first folder of cuplug's toolkit search order (cuplug/toolkit.hpp:
+// $CUDAToolkit_ROOT, $CUDA_PATH, $CUDA_HOME, $CUDA_ROOT, pip wheels, nvcc on PATH, /usr/local/cuda,
+// the build's toolkit) that has one. Option
 // "timeout": seconds a compile may take (default $CUPLUG_COMPILE_TIMEOUT, else 600; 0: none),
 // after which nvcc and all it started are killed. Thread-safe: each compile writes its files in
 // its own private dir, removed afterwards unless keep_files (or --keep) asks to keep them; nvcc

@@ -7,6 +7,7 @@
 #include <cuplug/errors.hpp>
 #include <cuplug/gpu_arch.hpp>
 #include <cuplug/plugin.hpp>
+#include <cuplug/toolkit.hpp>
 
 #include <nvrtc.h>
 
@@ -67,11 +68,12 @@ std::vector<std::string> nvrtc_library_paths() {
 }
 
 // The toolkit include dir (one holding cuda.h) and its CCCL dir: next to the loaded libnvrtc
-// first, so that the headers match the compiler, then $CUDA_PATH / $CUDA_HOME, then the build's.
-// The libnvrtc in use may be a pip wheel's (PyTorch loads nvidia/cu13/lib/libnvrtc.so.13 first,
-// and dlopen then hands cuplug that one), whose include dir has cuda.h but no CCCL: the first
-// dir with both wins; failing that, the first cuda.h with the first CCCL found anywhere (without
-// CCCL, cuRAND's device header cannot find <nv/target>).
+// first, so that the headers match the compiler, then in cuplug's toolkit search order
+// (cuplug/toolkit.hpp), which is also where that libnvrtc was looked for. The libnvrtc in use
+// may be a pip wheel's (PyTorch loads nvidia/cu13/lib/libnvrtc.so.13 first, and dlopen then
+// hands cuplug that one), whose include dir has cuda.h but no CCCL: the first dir with both
+// wins; failing that, the first cuda.h with the first CCCL found anywhere (without CCCL,
+// cuRAND's device header cannot find <nv/target>).
 std::vector<std::string> find_toolkit_includes() {
   std::vector<std::string> candidates;
   for (const auto &lib : nvrtc_library_paths()) {
@@ -79,12 +81,9 @@ std::vector<std::string> find_toolkit_includes() {
     candidates.push_back((dir.parent_path() / "include").string());
     candidates.push_back((dir.parent_path().parent_path() / "include").string());
   }
-  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
-    if (const char *v = std::getenv(var); v && *v)
-      candidates.push_back(std::string(v) + "/include");
-#ifdef CUPLUG_BUILD_CUDA_INCLUDE_DIR
-  candidates.emplace_back(CUPLUG_BUILD_CUDA_INCLUDE_DIR);
-#endif
+  for (const auto &root : toolkit_roots())
+    if (std::string include = toolkit_include_dir(root.path); !include.empty())
+      candidates.push_back(include);
   std::string first_cuda_h, first_cccl;
   for (const auto &c : candidates) {
     std::string dir = fs::path(c).lexically_normal().string();

@@ -33,6 +33,12 @@ def _split_version(text: str) -> tuple[tuple[int, ...], str]:
 VERSION, VERSION_STATUS = _split_version(__version__)
 VERSION_TEXT = __version__
 
+# Before the extension: the core's toolkit search order takes in NVIDIA's pip wheels of this
+# Python (cuplug[cu13]) from the environment (cuplug._toolkit).
+from . import _toolkit  # noqa: E402
+
+_toolkit.export_wheel_roots()
+
 # After the version, so that a failing import of the extension still leaves it readable.
 from . import _core, config, plugins  # noqa: E402  (_core does not open the driver)
 

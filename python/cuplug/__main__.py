@@ -111,6 +111,11 @@ def collect() -> dict:
         "numpy": _numpy_version(),
         "driver": _driver_report(),
         "plugins": _plugins_report(),
+        # After the plugins: loading them preloaded the toolkit libraries.
+        "toolkit": {
+            "roots": [list(r) for r in _core.backends.toolkit_roots()],
+            "libraries": list(_core.backends.preload_toolkit_libraries()),
+        },
         "backends": _backends_report(),
         "config_file": {"path": config.file(), "searched": _config_searched()},
         "cache_dir": _core.backends.cache_directory(),
@@ -177,6 +182,14 @@ def format_text(info: dict) -> str:
             details.append(c["reason"])
         if details:
             out.append("            " + "; ".join(details))
+
+    out.append("CUDA toolkit folders, in cuplug's search order (docs/install.md):")
+    for root, origin in info["toolkit"]["roots"]:
+        out.append(f"  {root} ({origin})")
+    if not info["toolkit"]["roots"]:
+        out.append("  none: set CUDA_PATH to the toolkit's folder, or pip install cuplug[cu13]")
+    for line in info["toolkit"]["libraries"]:
+        out.append(f"  {line}")
 
     out.append("backends:")
     for kind, b in info["backends"].items():

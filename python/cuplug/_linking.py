@@ -6,9 +6,8 @@ an import cycle."""
 from __future__ import annotations
 
 import os
-import shutil
 
-from cuplug import _core
+from cuplug import _core, _toolkit
 from cuplug._loaded_modules import NamedModule, current_context
 
 
@@ -67,18 +66,12 @@ class LinkedModule(NamedModule):
         return self
 
     def _library_dirs(self):
-        dirs = []
-        if self.cuda_libdir:
-            dirs.append(self.cuda_libdir)
-        for var in ("CUDA_ROOT", "CUDA_PATH", "CUDA_HOME"):
-            if os.environ.get(var):
-                dirs.append(os.path.join(os.environ[var], "lib64"))
-        dirs += [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
-        dirs += _loaded_library_dirs()
-        nvcc = shutil.which(self.nvcc) or shutil.which(os.environ.get("NVCC", "nvcc"))
-        if nvcc:
-            dirs.append(os.path.join(os.path.dirname(os.path.realpath(nvcc)), "..", "lib64"))
-        dirs += ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"]
+        """cuda_libdir=, then the folders of the toolkit libraries this process loaded (the
+        toolkit whose NVRTC compiled), then every folder of cuplug's toolkit search order."""
+        dirs = [self.cuda_libdir] if self.cuda_libdir else []
+        for d in _loaded_library_dirs() + _toolkit.library_dirs():
+            if d not in dirs:
+                dirs.append(d)
         return dirs
 
     def add_stdlib(self, libname):

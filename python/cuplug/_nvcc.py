@@ -9,7 +9,7 @@ import os
 import shutil
 import warnings
 
-from cuplug import _core
+from cuplug import _core, _toolkit
 
 # subprocess, signal and tempfile are imported where nvcc runs: importing them costs ~3 ms, and this
 # module is imported with cuplug.compiler by the first array operation of every process.
@@ -18,13 +18,23 @@ CompileError = _core.CompileError
 
 
 def _find_nvcc(nvcc):
-    """An absolute path: preprocess_source runs nvcc in a temp folder."""
-    path = shutil.which(nvcc) if os.sep not in nvcc else nvcc
-    if path is None:
+    """An absolute path: preprocess_source runs nvcc in a temp folder. A path is taken as it is, a
+    name other than "nvcc" is looked up on PATH, and "nvcc" (the default) is $NVCC, else bin/nvcc
+    of the first folder of cuplug's toolkit search order (cuplug._toolkit): the nvcc the nvcc
+    backend runs."""
+    if os.sep in nvcc:
+        path = nvcc
+    elif nvcc != "nvcc":
+        path = shutil.which(nvcc)
+    else:
         env = os.environ.get("NVCC")
-        path = shutil.which(env) if env else None
+        path = (shutil.which(env) if env else None) or _toolkit.find_program("nvcc")
     if path is None:
-        raise _core.ConfigError(f"nvcc not found ({nvcc!r}); set NVCC or pass nvcc=")
+        looked = ", ".join(f"{root} ({origin})" for root, origin in _toolkit.roots()) or "none"
+        raise _core.ConfigError(
+            f"nvcc not found ({nvcc!r}; toolkit folders looked in: {looked}); set CUDA_PATH to "
+            "the CUDA toolkit's folder, or NVCC, or pass nvcc="
+        )
     return os.path.abspath(path)
 
 

@@ -5,7 +5,7 @@ Plugins, backend selection and the driver library
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['ABI_TAG', 'DEFAULT_BACKENDS', 'DRIVER_API_ENTRIES', 'ENV_VARS', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'open_config_file', 'package_plugin_dir', 'plugin_options', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer', 'unavailable_reason']
+__all__: list[str] = ['ABI_TAG', 'DEFAULT_BACKENDS', 'DRIVER_API_ENTRIES', 'ENV_VARS', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'open_config_file', 'package_plugin_dir', 'plugin_options', 'preload_toolkit_libraries', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer', 'toolkit_include_dir', 'toolkit_library_dirs', 'toolkit_roots', 'unavailable_reason']
 class PluginInfo:
     """
     A plugin that passed the handshake and is loaded.
@@ -151,6 +151,10 @@ def plugin_options(kind: str, name: str) -> dict[str, str]:
     """
     Options for a plugin: file table overlaid with explicit ones.
     """
+def preload_toolkit_libraries() -> list[str]:
+    """
+    Loads (once) the toolkit libraries the plugins link from the search order; one line per library says from where.
+    """
 def reset_backends() -> None:
     """
     Drops cached backend objects; the next use creates them from the current selection.
@@ -170,6 +174,18 @@ def set_explicit_options(kind: str, name: str, values: collections.abc.Mapping[s
 def set_file_layer(path: str, backends: collections.abc.Mapping[str, str], plugin_options: collections.abc.Mapping[str, collections.abc.Mapping[str, str]]) -> None:
     """
     Installs a parsed config file: {kind: name} and {'kind.name': {option: value}}.
+    """
+def toolkit_include_dir(root: str) -> str:
+    """
+    The folder of a toolkit folder holding cuda.h, or ''.
+    """
+def toolkit_library_dirs(root: str) -> list[str]:
+    """
+    The folders of a toolkit folder that may hold its libraries, in the order looked at.
+    """
+def toolkit_roots() -> list[tuple[str, str]]:
+    """
+    The CUDA toolkit folders to look in, in cuplug's search order: [(path, origin)].
     """
 def unavailable_reason(kind: str, name: str) -> typing.Any:
     """

@@ -10,6 +10,7 @@
 #include <cuplug/driver_api.hpp>
 #include <cuplug/plugin_kinds.hpp>
 #include <cuplug/registry.hpp>
+#include <cuplug/toolkit.hpp>
 
 #include <cstring>
 #include <map>
@@ -290,6 +291,27 @@ void bind_driver_state(py::module_ &m) {
         "Path of the opened driver library, or why it could not be opened.");
 }
 
+// cuplug's one CUDA toolkit search order (cuplug/toolkit.hpp), for the Python package's own
+// toolkit lookups (cuplug._toolkit) and `python -m cuplug info`.
+void bind_toolkit(py::module_ &m) {
+  m.def(
+      "toolkit_roots",
+      [] {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const auto &r : toolkit_roots())
+          out.emplace_back(r.path, r.origin);
+        return out;
+      },
+      "The CUDA toolkit folders to look in, in cuplug's search order: [(path, origin)].");
+  m.def("toolkit_library_dirs", &toolkit_library_dirs, py::arg("root"),
+        "The folders of a toolkit folder that may hold its libraries, in the order looked at.");
+  m.def("toolkit_include_dir", &toolkit_include_dir, py::arg("root"),
+        "The folder of a toolkit folder holding cuda.h, or ''.");
+  m.def("preload_toolkit_libraries", &preload_toolkit_libraries, py::return_value_policy::copy,
+        "Loads (once) the toolkit libraries the plugins link from the search order; one line "
+        "per library says from where.");
+}
+
 } // namespace
 
 void init_backends(py::module_ &m) {
@@ -316,6 +338,7 @@ void init_backends(py::module_ &m) {
   bind_backend_objects(b);
   bind_cache_location(b);
   bind_driver_state(b);
+  bind_toolkit(b);
 }
 
 } // namespace cuplug::python
