@@ -13,12 +13,24 @@ not to this namespace; tests/python/test_package_structure.py fails when the ext
 public name that is neither listed here nor said to belong elsewhere.
 """
 
+from cuplug._arrays import (
+    TextureReference,
+    bind_array_to_texref,
+    gpuarray_to_array,
+    make_multichannel_2d_array,
+    matrix_to_array,
+    matrix_to_texref,
+    np_to_array,
+)
 from cuplug._core import (
     TR_DEFAULT,
     TRSA_OVERRIDE_FORMAT,
     TRSF_NORMALIZED_COORDINATES,
     TRSF_READ_AS_INTEGER,
     AlignedHostAllocation,
+    Array,
+    ArrayDescriptor,
+    ArrayDescriptor3D,
     CompileError,
     ConfigError,
     Context,
@@ -51,6 +63,8 @@ from cuplug._core import (
     RegisteredHostMemory,
     RuntimeError,
     Stream,
+    SurfaceObject,
+    TextureObject,
     address_mode,
     aligned_empty,
     aligned_empty_like,
@@ -90,10 +104,17 @@ from cuplug._core import (
     mem_get_info,
     mem_get_ipc_handle,
     mem_host_register_flags,
+    memcpy_atoa,
+    memcpy_atod,
+    memcpy_atoh,
+    memcpy_atoh_async,
+    memcpy_dtoa,
     memcpy_dtod,
     memcpy_dtod_async,
     memcpy_dtoh,
     memcpy_dtoh_async,
+    memcpy_htoa,
+    memcpy_htoa_async,
     memcpy_htod,
     memcpy_htod_async,
     memcpy_peer,
@@ -124,6 +145,7 @@ from cuplug._core import (
 )
 from cuplug._launch import ArgumentHandler, In, InOut, Out
 from cuplug._memory import from_device, from_device_like, mem_alloc_like, to_device
+from cuplug._textures import dtype_to_array_format
 
 __all__ = [
     # exceptions
@@ -241,6 +263,27 @@ __all__ = [
     "memset_d2d16_async",
     "memset_d2d32",
     "memset_d2d32_async",
+    # CUDA arrays, texture and surface objects
+    "Array",
+    "ArrayDescriptor",
+    "ArrayDescriptor3D",
+    "TextureObject",
+    "SurfaceObject",
+    "memcpy_atoa",
+    "memcpy_atod",
+    "memcpy_atoh",
+    "memcpy_atoh_async",
+    "memcpy_dtoa",
+    "memcpy_htoa",
+    "memcpy_htoa_async",
+    "dtype_to_array_format",
+    "matrix_to_array",
+    "np_to_array",
+    "gpuarray_to_array",
+    "make_multichannel_2d_array",
+    "TextureReference",
+    "bind_array_to_texref",
+    "matrix_to_texref",
     # modules, functions, linking, launch
     "Module",
     "Function",

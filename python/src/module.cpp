@@ -14,6 +14,8 @@ PYBIND11_MODULE(_core, m) {
   init_memory(m);
   init_host_memory(m);
   init_memcpy(m);
+  init_arrays(m);
+  init_textures(m);
   init_module(m);
   init_launch(m);
   init_backends(m);

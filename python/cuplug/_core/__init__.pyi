@@ -12,7 +12,7 @@ from . import allocators
 from . import _array
 from . import _dlpack
 from . import rng
-__all__: list[str] = ['AlignedHostAllocation', 'CompileError', 'ConfigError', 'Context', 'Device', 'DeviceAllocation', 'DeviceMemoryPool', 'Error', 'Event', 'Function', 'HostAllocation', 'HostPointer', 'IPCMemoryHandle', 'LaunchError', 'Linker', 'LogicError', 'ManagedAllocation', 'Memcpy2D', 'Memcpy3D', 'Memcpy3DPeer', 'MemoryError', 'Module', 'NotSupportedError', 'PageLockedAllocator', 'PageLockedMemoryPool', 'PagelockedHostAllocation', 'PluginError', 'PointerHolderBase', 'PooledDeviceAllocation', 'PooledHostAllocation', 'RegisteredHostMemory', 'RuntimeError', 'Stream', 'TRSA_OVERRIDE_FORMAT', 'TRSF_NORMALIZED_COORDINATES', 'TRSF_READ_AS_INTEGER', 'TR_DEFAULT', 'address_mode', 'aligned_empty', 'aligned_empty_like', 'aligned_zeros', 'aligned_zeros_like', 'allocators', 'array3d_flags', 'array_cubemap_face', 'array_format', 'backends', 'bitlog2', 'compute_mode', 'ctx_flags', 'device_attribute', 'event_flags', 'filter_mode', 'func_cache', 'function_attribute', 'get_driver_version', 'get_version', 'graphics_register_flags', 'host_alloc_flags', 'init', 'ipc_mem_flags', 'jit_fallback', 'jit_input_type', 'jit_option', 'jit_target', 'limit', 'managed_empty', 'managed_empty_like', 'managed_zeros', 'managed_zeros_like', 'mem_alloc', 'mem_alloc_managed', 'mem_alloc_pitch', 'mem_attach_flags', 'mem_get_address_range', 'mem_get_info', 'mem_get_ipc_handle', 'mem_host_register_flags', 'memcpy_dtod', 'memcpy_dtod_async', 'memcpy_dtoh', 'memcpy_dtoh_async', 'memcpy_htod', 'memcpy_htod_async', 'memcpy_peer', 'memcpy_peer_async', 'memory_type', 'memset_d16', 'memset_d16_async', 'memset_d2d16', 'memset_d2d16_async', 'memset_d2d32', 'memset_d2d32_async', 'memset_d2d8', 'memset_d2d8_async', 'memset_d32', 'memset_d32_async', 'memset_d8', 'memset_d8_async', 'module_from_buffer', 'module_from_file', 'pagelocked_empty', 'pagelocked_empty_like', 'pagelocked_zeros', 'pagelocked_zeros_like', 'pointer_attribute', 'profiler_output_mode', 'register_host_memory', 'rng', 'shared_config']
+__all__: list[str] = ['AlignedHostAllocation', 'Array', 'ArrayDescriptor', 'ArrayDescriptor3D', 'CompileError', 'ConfigError', 'Context', 'Device', 'DeviceAllocation', 'DeviceMemoryPool', 'Error', 'Event', 'Function', 'HostAllocation', 'HostPointer', 'IPCMemoryHandle', 'LaunchError', 'Linker', 'LogicError', 'ManagedAllocation', 'Memcpy2D', 'Memcpy3D', 'Memcpy3DPeer', 'MemoryError', 'Module', 'NotSupportedError', 'PageLockedAllocator', 'PageLockedMemoryPool', 'PagelockedHostAllocation', 'PluginError', 'PointerHolderBase', 'PooledDeviceAllocation', 'PooledHostAllocation', 'RegisteredHostMemory', 'RuntimeError', 'Stream', 'SurfaceObject', 'TRSA_OVERRIDE_FORMAT', 'TRSF_NORMALIZED_COORDINATES', 'TRSF_READ_AS_INTEGER', 'TR_DEFAULT', 'TextureObject', 'address_mode', 'aligned_empty', 'aligned_empty_like', 'aligned_zeros', 'aligned_zeros_like', 'allocators', 'array3d_flags', 'array_cubemap_face', 'array_format', 'backends', 'bitlog2', 'compute_mode', 'ctx_flags', 'device_attribute', 'event_flags', 'filter_mode', 'func_cache', 'function_attribute', 'get_driver_version', 'get_version', 'graphics_register_flags', 'host_alloc_flags', 'init', 'ipc_mem_flags', 'jit_fallback', 'jit_input_type', 'jit_option', 'jit_target', 'limit', 'managed_empty', 'managed_empty_like', 'managed_zeros', 'managed_zeros_like', 'mem_alloc', 'mem_alloc_managed', 'mem_alloc_pitch', 'mem_attach_flags', 'mem_get_address_range', 'mem_get_info', 'mem_get_ipc_handle', 'mem_host_register_flags', 'memcpy_atoa', 'memcpy_atod', 'memcpy_atoh', 'memcpy_atoh_async', 'memcpy_dtoa', 'memcpy_dtod', 'memcpy_dtod_async', 'memcpy_dtoh', 'memcpy_dtoh_async', 'memcpy_htoa', 'memcpy_htoa_async', 'memcpy_htod', 'memcpy_htod_async', 'memcpy_peer', 'memcpy_peer_async', 'memory_type', 'memset_d16', 'memset_d16_async', 'memset_d2d16', 'memset_d2d16_async', 'memset_d2d32', 'memset_d2d32_async', 'memset_d2d8', 'memset_d2d8_async', 'memset_d32', 'memset_d32_async', 'memset_d8', 'memset_d8_async', 'module_from_buffer', 'module_from_file', 'pagelocked_empty', 'pagelocked_empty_like', 'pagelocked_zeros', 'pagelocked_zeros_like', 'pointer_attribute', 'profiler_output_mode', 'register_host_memory', 'rng', 'shared_config']
 class Error(Exception):
     """
     Base of every cuplug error. Errors from a driver call carry .code (the CUresult) and .routine (the call that failed).
@@ -4073,6 +4073,158 @@ class Memcpy3DPeer:
     @width_in_bytes.setter
     def width_in_bytes(self, arg1: typing.Any) -> None:
         ...
+class ArrayDescriptor:
+    format: typing.Any
+    def __init__(self, width: typing.Any = 0, height: typing.Any = 0, format: typing.Any = 32, num_channels: typing.Any = 1) -> None:
+        """
+        A 1D (height 0) or 2D array's shape and element format (CUDA_ARRAY_DESCRIPTOR).
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def height(self) -> int:
+        ...
+    @height.setter
+    def height(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def num_channels(self) -> int:
+        ...
+    @num_channels.setter
+    def num_channels(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def width(self) -> int:
+        ...
+    @width.setter
+    def width(self, arg1: typing.Any) -> None:
+        ...
+class ArrayDescriptor3D:
+    format: typing.Any
+    def __init__(self, width: typing.Any = 0, height: typing.Any = 0, depth: typing.Any = 0, format: typing.Any = 32, num_channels: typing.Any = 1, flags: typing.Any = 0) -> None:
+        """
+        A 1D, 2D, 3D or layered array's shape, element format and array3d_flags (CUDA_ARRAY3D_DESCRIPTOR; a layered array's depth counts its layers).
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def depth(self) -> int:
+        ...
+    @depth.setter
+    def depth(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def flags(self) -> int:
+        ...
+    @flags.setter
+    def flags(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def height(self) -> int:
+        ...
+    @height.setter
+    def height(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def num_channels(self) -> int:
+        ...
+    @num_channels.setter
+    def num_channels(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def width(self) -> int:
+        ...
+    @width.setter
+    def width(self, arg1: typing.Any) -> None:
+        ...
+class Array:
+    """
+    A CUDA array of the current context, for texture and surface objects; destroyed when the last reference (including texture objects reading it) goes.
+    """
+    @typing.overload
+    def __init__(self, descriptor: ArrayDescriptor) -> None:
+        ...
+    @typing.overload
+    def __init__(self, descriptor: ArrayDescriptor3D) -> None:
+        ...
+    def free(self) -> None:
+        """
+        Destroys the array now (a second call does nothing).
+        """
+    def get_descriptor(self) -> ArrayDescriptor:
+        """
+        The ArrayDescriptor (cuArrayGetDescriptor; fails for 3D and layered arrays).
+        """
+    def get_descriptor_3d(self) -> ArrayDescriptor3D:
+        """
+        The ArrayDescriptor3D (cuArray3DGetDescriptor).
+        """
+    @property
+    def handle(self) -> int:
+        """
+        The CUarray as an int.
+        """
+    @property
+    def nbytes(self) -> int:
+        """
+        Bytes of all elements (beyond PyCUDA).
+        """
+class TextureObject:
+    """
+    A texture object (cuTexObjectCreate) over an Array, a GPUArray (1D: linear memory, 2D: pitched) or device memory with an explicit layout (format, num_channels and either size_in_bytes, or width, height and pitch); pass it to kernels as a cudaTextureObject_t argument. read_mode 'element_type' reads integer texels as integers, 'normalized_float' as floats in [0, 1] ([-1, 1] when signed).
+    """
+    def __enter__(self) -> typing.Any:
+        ...
+    def __exit__(self, *args) -> None:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, source: typing.Any, *, address_mode: typing.Any = ..., filter_mode: typing.Any = ..., normalized_coords: bool = False, read_mode: str = 'element_type', srgb: bool = False, border_color: typing.Any = None, max_anisotropy: typing.SupportsInt | typing.SupportsIndex = 0, flags: typing.SupportsInt | typing.SupportsIndex = 0, **kwargs) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    def destroy(self) -> None:
+        """
+        Destroys it now (a second call does nothing).
+        """
+    @property
+    def handle(self) -> int:
+        """
+        The 64-bit object handle as an int.
+        """
+    @property
+    def source(self) -> typing.Any:
+        """
+        What it reads (kept alive by it).
+        """
+class SurfaceObject:
+    """
+    A surface object (cuSurfObjectCreate) over an Array made with array3d_flags.SURFACE_LDST; pass it to kernels as a cudaSurfaceObject_t argument (surf2Dwrite, surf2Dread, ...).
+    """
+    def __enter__(self) -> typing.Any:
+        ...
+    def __exit__(self, *args) -> None:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, array: typing.Any) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    def destroy(self) -> None:
+        """
+        Destroys it now (a second call does nothing).
+        """
+    @property
+    def handle(self) -> int:
+        """
+        The 64-bit object handle as an int.
+        """
+    @property
+    def source(self) -> typing.Any:
+        """
+        What it reads (kept alive by it).
+        """
 class Module:
     """
     A loaded module (cubin, PTX or fatbin); unloads under its context when the last reference to it or its functions goes.
@@ -4436,6 +4588,24 @@ def mem_get_info() -> tuple[int, int]:
     ...
 def mem_get_ipc_handle(devptr: typing.Any) -> typing.Any:
     ...
+def memcpy_atoa(dest: typing.Any, dest_index: typing.Any, src: typing.Any, src_index: typing.Any, len: typing.Any) -> None:
+    """
+    Copies `len` bytes between arrays.
+    """
+def memcpy_atod(dest: typing.Any, ary: typing.Any, index: typing.Any, len: typing.Any) -> None:
+    """
+    Copies `len` bytes of `ary` from byte `index` to device memory.
+    """
+def memcpy_atoh(dest: typing.Any, ary: typing.Any, index: typing.Any) -> None:
+    """
+    Fills a writable contiguous host buffer from `ary` at byte offset `index`.
+    """
+def memcpy_atoh_async(dest: typing.Any, ary: typing.Any, index: typing.Any, stream: typing.Any = None) -> None:
+    ...
+def memcpy_dtoa(ary: typing.Any, index: typing.Any, src: typing.Any, len: typing.Any) -> None:
+    """
+    Copies `len` bytes of device memory into `ary` at byte `index`.
+    """
 def memcpy_dtod(dest: typing.Any, src: typing.Any, size: typing.Any) -> None:
     ...
 def memcpy_dtod_async(dest: typing.Any, src: typing.Any, size: typing.Any, stream: typing.Any = None) -> None:
@@ -4445,6 +4615,12 @@ def memcpy_dtoh(dest: typing.Any, src: typing.Any) -> None:
     Fills a writable contiguous host buffer from the device.
     """
 def memcpy_dtoh_async(dest: typing.Any, src: typing.Any, stream: typing.Any = None) -> None:
+    ...
+def memcpy_htoa(ary: typing.Any, index: typing.Any, src: typing.Any) -> None:
+    """
+    Copies a contiguous host buffer into `ary` from byte offset `index`.
+    """
+def memcpy_htoa_async(ary: typing.Any, index: typing.Any, src: typing.Any, stream: typing.Any = None) -> None:
     ...
 def memcpy_htod(dest: typing.Any, src: typing.Any) -> None:
     """
