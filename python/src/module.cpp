@@ -10,6 +10,7 @@ PYBIND11_MODULE(_core, m) {
   init_enums(m);
   init_device(m);
   init_context(m);
+  init_graphs(m);
   init_stream(m);
   init_memory(m);
   init_host_memory(m);

@@ -95,17 +95,18 @@ CUgraph clone_graph(CUgraph source, std::map<CUgraphNode, CUgraphNode> *mapping,
   state().graphs.insert(g);
   std::map<CUgraphNode, CUgraphNode> local;
   auto &map = mapping ? *mapping : local;
-  for (CUgraphNode n : source->nodes) {
+  for (CUgraphNode n : source->nodes) { // edges may point forward (cuGraphAddDependencies)
     auto *copy = new CUgraphNode_st;
     copy->graph = g;
     copy->node = n->node;
-    for (CUgraphNode &d : copy->node.deps)
-      d = map.at(d);
     if (n->node.child)
       copy->node.child = clone_graph(n->node.child, nullptr, true);
     map[n] = copy;
     g->nodes.push_back(copy);
   }
+  for (CUgraphNode copy : g->nodes)
+    for (CUgraphNode &d : copy->node.deps)
+      d = map.at(d);
   return g;
 }
 
