@@ -13,12 +13,24 @@ not to this namespace; tests/python/test_package_structure.py fails when the ext
 public name that is neither listed here nor said to belong elsewhere.
 """
 
+from cuplug._arrays import (
+    TextureReference,
+    bind_array_to_texref,
+    gpuarray_to_array,
+    make_multichannel_2d_array,
+    matrix_to_array,
+    matrix_to_texref,
+    np_to_array,
+)
 from cuplug._core import (
     TR_DEFAULT,
     TRSA_OVERRIDE_FORMAT,
     TRSF_NORMALIZED_COORDINATES,
     TRSF_READ_AS_INTEGER,
     AlignedHostAllocation,
+    Array,
+    ArrayDescriptor,
+    ArrayDescriptor3D,
     CompileError,
     ConfigError,
     Context,
@@ -28,6 +40,9 @@ from cuplug._core import (
     Error,
     Event,
     Function,
+    Graph,
+    GraphExec,
+    GraphNode,
     HostAllocation,
     HostPointer,
     IPCMemoryHandle,
@@ -51,6 +66,8 @@ from cuplug._core import (
     RegisteredHostMemory,
     RuntimeError,
     Stream,
+    SurfaceObject,
+    TextureObject,
     address_mode,
     aligned_empty,
     aligned_empty_like,
@@ -60,6 +77,7 @@ from cuplug._core import (
     array_cubemap_face,
     array_format,
     bitlog2,
+    capture_mode,
     compute_mode,
     ctx_flags,
     device_attribute,
@@ -69,6 +87,7 @@ from cuplug._core import (
     function_attribute,
     get_driver_version,
     get_version,
+    graph_node_type,
     graphics_register_flags,
     host_alloc_flags,
     init,
@@ -90,10 +109,17 @@ from cuplug._core import (
     mem_get_info,
     mem_get_ipc_handle,
     mem_host_register_flags,
+    memcpy_atoa,
+    memcpy_atod,
+    memcpy_atoh,
+    memcpy_atoh_async,
+    memcpy_dtoa,
     memcpy_dtod,
     memcpy_dtod_async,
     memcpy_dtoh,
     memcpy_dtoh_async,
+    memcpy_htoa,
+    memcpy_htoa_async,
     memcpy_htod,
     memcpy_htod_async,
     memcpy_peer,
@@ -124,6 +150,7 @@ from cuplug._core import (
 )
 from cuplug._launch import ArgumentHandler, In, InOut, Out
 from cuplug._memory import from_device, from_device_like, mem_alloc_like, to_device
+from cuplug._textures import dtype_to_array_format
 
 __all__ = [
     # exceptions
@@ -241,6 +268,33 @@ __all__ = [
     "memset_d2d16_async",
     "memset_d2d32",
     "memset_d2d32_async",
+    # CUDA arrays, texture and surface objects
+    "Array",
+    "ArrayDescriptor",
+    "ArrayDescriptor3D",
+    "TextureObject",
+    "SurfaceObject",
+    "memcpy_atoa",
+    "memcpy_atod",
+    "memcpy_atoh",
+    "memcpy_atoh_async",
+    "memcpy_dtoa",
+    "memcpy_htoa",
+    "memcpy_htoa_async",
+    "dtype_to_array_format",
+    "matrix_to_array",
+    "np_to_array",
+    "gpuarray_to_array",
+    "make_multichannel_2d_array",
+    "TextureReference",
+    "bind_array_to_texref",
+    "matrix_to_texref",
+    # CUDA graphs and stream capture
+    "Graph",
+    "GraphNode",
+    "GraphExec",
+    "capture_mode",
+    "graph_node_type",
     # modules, functions, linking, launch
     "Module",
     "Function",

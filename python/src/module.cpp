@@ -10,10 +10,13 @@ PYBIND11_MODULE(_core, m) {
   init_enums(m);
   init_device(m);
   init_context(m);
+  init_graphs(m);
   init_stream(m);
   init_memory(m);
   init_host_memory(m);
   init_memcpy(m);
+  init_arrays(m);
+  init_textures(m);
   init_module(m);
   init_launch(m);
   init_backends(m);

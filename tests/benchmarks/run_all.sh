@@ -10,7 +10,7 @@ python=${PYTHON:-python3}
 parts=$(mktemp -d)
 trap 'rm -rf "$parts"' EXIT
 status=0
-for bench in bench_launch bench_copy bench_alloc bench_compile bench_array bench_reduction bench_rng; do
+for bench in bench_launch bench_graph bench_copy bench_alloc bench_compile bench_array bench_reduction bench_rng; do
   echo "=== $bench"
   extra=()
   # Every generator x distribution at 1 GiB: fewer repeats keep it inside gpu_check's budget.

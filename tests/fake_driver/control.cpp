@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 using fake::alloc_kind;
 
@@ -136,6 +137,29 @@ int fake_cuda_context_alive(CUcontext ctx) {
 int fake_cuda_context_stack_depth(void) {
   std::lock_guard<std::recursive_mutex> lock(fake::mutex());
   return static_cast<int>(fake::ctx_stack().size());
+}
+
+long fake_cuda_live_objects(const char *kind) {
+  if (!kind)
+    return -1;
+  std::lock_guard<std::recursive_mutex> lock(fake::mutex());
+  const auto &s = fake::state();
+  const std::string k = kind;
+  if (k == "array")
+    return static_cast<long>(s.arrays.size());
+  if (k == "texture")
+    return static_cast<long>(s.textures.size());
+  if (k == "surface")
+    return static_cast<long>(s.surfaces.size());
+  if (k == "graph") {
+    long n = 0;
+    for (CUgraph g : s.graphs)
+      n += g->owned_by_node ? 0 : 1;
+    return n;
+  }
+  if (k == "graph_exec")
+    return static_cast<long>(s.graph_execs.size());
+  return -1;
 }
 
 } // extern "C"

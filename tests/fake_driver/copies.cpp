@@ -65,6 +65,34 @@ CUresult copy_peer(CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr src, CUcontext
   CUcontext ctx_;                                                                                  \
   FAKE_CHECK(stream_context(stream, &ctx_))
 
+// A 1D copy or a fill on a capturing stream becomes a memcpy or memset node of its graph.
+graph_node copy_node(CUmemorytype dst_type, void *dst_host, CUdeviceptr dst, CUmemorytype src_type,
+                     const void *src_host, CUdeviceptr src, size_t n) {
+  graph_node g;
+  g.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+  g.copy.dstMemoryType = dst_type;
+  g.copy.dstHost = dst_host;
+  g.copy.dstDevice = dst;
+  g.copy.srcMemoryType = src_type;
+  g.copy.srcHost = src_host;
+  g.copy.srcDevice = src;
+  g.copy.WidthInBytes = g.copy.dstPitch = g.copy.srcPitch = n;
+  g.copy.Height = g.copy.Depth = 1;
+  return g;
+}
+
+graph_node fill_node(CUdeviceptr dst, unsigned value, unsigned element, size_t n) {
+  graph_node g;
+  g.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  g.fill.dst = dst;
+  g.fill.value = value;
+  g.fill.elementSize = element;
+  g.fill.width = n;
+  g.fill.height = 1;
+  g.fill.pitch = n * element;
+  return g;
+}
+
 CUresult fake_cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
   FAKE_API(cuMemcpy);
   FAKE_NEEDS_CONTEXT();
@@ -98,6 +126,9 @@ CUresult fake_cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t 
 CUresult fake_cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
                                 CUstream hStream) {
   FAKE_API(cuMemcpyHtoDAsync);
+  if (capturing(hStream))
+    return capture_node(hStream, copy_node(CU_MEMORYTYPE_DEVICE, nullptr, dstDevice,
+                                           CU_MEMORYTYPE_HOST, srcHost, 0, ByteCount));
   FAKE_NEEDS_STREAM(hStream);
   return copy_htod(dstDevice, srcHost, ByteCount);
 }
@@ -105,6 +136,9 @@ CUresult fake_cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size
 CUresult fake_cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
                                 CUstream hStream) {
   FAKE_API(cuMemcpyDtoHAsync);
+  if (capturing(hStream))
+    return capture_node(hStream, copy_node(CU_MEMORYTYPE_HOST, dstHost, 0, CU_MEMORYTYPE_DEVICE,
+                                           nullptr, srcDevice, ByteCount));
   FAKE_NEEDS_STREAM(hStream);
   return copy_dtoh(dstHost, srcDevice, ByteCount);
 }
@@ -112,6 +146,9 @@ CUresult fake_cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, size_t Byt
 CUresult fake_cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
                                 CUstream hStream) {
   FAKE_API(cuMemcpyDtoDAsync);
+  if (capturing(hStream))
+    return capture_node(hStream, copy_node(CU_MEMORYTYPE_DEVICE, nullptr, dstDevice,
+                                           CU_MEMORYTYPE_DEVICE, nullptr, srcDevice, ByteCount));
   FAKE_NEEDS_STREAM(hStream);
   return copy_dtod(dstDevice, srcDevice, ByteCount);
 }
@@ -146,8 +183,13 @@ CUresult resolve(const endpoint &e, size_t width, size_t height, size_t depth,
                  unsigned char **out) {
   if (e.lod != 0)
     return CUDA_ERROR_INVALID_VALUE;
-  if (e.type == CU_MEMORYTYPE_ARRAY) // CUDA arrays are not modelled
-    return e.array ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+  if (e.type == CU_MEMORYTYPE_ARRAY) { // as_array_side set pitch and height from the array
+    FAKE_CHECK(check_array(e.array));
+    if (e.x + width > e.pitch || e.y + height > e.height || e.z + depth > e.array->slices())
+      return CUDA_ERROR_INVALID_VALUE;
+    *out = e.array->bytes.data() + (e.z * e.height + e.y) * e.pitch + e.x;
+    return CUDA_SUCCESS;
+  }
   if (e.type != CU_MEMORYTYPE_HOST && e.type != CU_MEMORYTYPE_DEVICE &&
       e.type != CU_MEMORYTYPE_UNIFIED)
     return CUDA_ERROR_INVALID_VALUE;
@@ -170,15 +212,28 @@ CUresult resolve(const endpoint &e, size_t width, size_t height, size_t depth,
   return unified_range(e.device + start, extent, out);
 }
 
-CUresult copy_3d(const endpoint &src, const endpoint &dst, size_t width, size_t height,
+// An array side's rows are packed: its pitch and rows per slice are the array's, whatever the
+// descriptor says (the driver ignores those fields for arrays).
+endpoint as_array_side(endpoint e) {
+  if (e.type == CU_MEMORYTYPE_ARRAY && state().arrays.count(e.array)) {
+    e.pitch = e.array->row_bytes();
+    e.height = e.array->rows();
+  }
+  return e;
+}
+
+CUresult copy_3d(const endpoint &src_in, const endpoint &dst_in, size_t width, size_t height,
                  size_t depth) {
   if (width == 0 || height == 0 || depth == 0)
     return CUDA_SUCCESS;
+  const endpoint src = as_array_side(src_in), dst = as_array_side(dst_in);
   unsigned char *s, *d;
   FAKE_CHECK(resolve(src, width, height, depth, &s));
   FAKE_CHECK(resolve(dst, width, height, depth, &d));
-  size_t src_slice = src.pitch * (depth > 1 ? src.height : height);
-  size_t dst_slice = dst.pitch * (depth > 1 ? dst.height : height);
+  const bool src_slices = depth > 1 || src.type == CU_MEMORYTYPE_ARRAY;
+  const bool dst_slices = depth > 1 || dst.type == CU_MEMORYTYPE_ARRAY;
+  size_t src_slice = src.pitch * (src_slices ? src.height : height);
+  size_t dst_slice = dst.pitch * (dst_slices ? dst.height : height);
   for (size_t z = 0; z < depth; ++z)
     for (size_t y = 0; y < height; ++y)
       std::memmove(d + z * dst_slice + y * dst.pitch, s + z * src_slice + y * src.pitch, width);
@@ -328,6 +383,8 @@ CUresult fake_cuMemsetD2D32(CUdeviceptr dstDevice, size_t dstPitch, unsigned int
 
 CUresult fake_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
   FAKE_API(cuMemsetD8Async);
+  if (capturing(hStream))
+    return capture_node(hStream, fill_node(dstDevice, uc, 1, N));
   FAKE_NEEDS_STREAM(hStream);
   return fill(dstDevice, N, uc, N, 1);
 }
@@ -335,12 +392,16 @@ CUresult fake_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
 CUresult fake_cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
                                CUstream hStream) {
   FAKE_API(cuMemsetD16Async);
+  if (capturing(hStream))
+    return capture_node(hStream, fill_node(dstDevice, us, 2, N));
   FAKE_NEEDS_STREAM(hStream);
   return fill(dstDevice, N * 2, us, N, 1);
 }
 
 CUresult fake_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
   FAKE_API(cuMemsetD32Async);
+  if (capturing(hStream))
+    return capture_node(hStream, fill_node(dstDevice, ui, 4, N));
   FAKE_NEEDS_STREAM(hStream);
   return fill(dstDevice, N * 4, ui, N, 1);
 }
@@ -367,6 +428,23 @@ CUresult fake_cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigne
 }
 
 } // namespace
+
+CUresult run_copy_3d(const CUDA_MEMCPY3D *copy) { return copy_3d(copy); }
+
+CUresult run_fill(const CUDA_MEMSET_NODE_PARAMS *f) {
+  if (!f)
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (f->elementSize) {
+  case 1:
+    return fill(f->dst, f->pitch, static_cast<unsigned char>(f->value), f->width, f->height);
+  case 2:
+    return fill(f->dst, f->pitch, static_cast<unsigned short>(f->value), f->width, f->height);
+  case 4:
+    return fill(f->dst, f->pitch, f->value, f->width, f->height);
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
 
 void add_copy_entries(entry_table &t) {
   FAKE_REGISTER(t, cuMemcpy);

@@ -66,6 +66,10 @@ FAKE_CUDA_API size_t fake_cuda_take_undefined_behaviour(char *buffer, size_t siz
  * asking the driver itself about a destroyed context is undefined behaviour. */
 FAKE_CUDA_API int fake_cuda_context_alive(CUcontext ctx);
 
+/* Live objects of one kind: "array", "texture", "surface", "graph", "graph_exec"; -1 for an unknown
+ * kind. */
+FAKE_CUDA_API long fake_cuda_live_objects(const char *kind);
+
 /* Depth of the calling thread's context stack. */
 FAKE_CUDA_API int fake_cuda_context_stack_depth(void);
 

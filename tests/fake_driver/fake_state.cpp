@@ -142,6 +142,10 @@ CUresult stream_context(CUstream stream, CUcontext *out) {
   FAKE_CHECK(check_handle(state().streams, stream, "stream"));
   if (!stream->ctx->alive)
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  // Work the fake does not capture (only launches, 1D async copies and memsets are) must not run
+  // at once while the stream captures: refused as the driver refuses what it cannot capture.
+  if (stream->capture)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   *out = stream->ctx;
   return CUDA_SUCCESS;
 }
@@ -366,6 +370,7 @@ void release_context_resources(CUcontext ctx) {
     it = (*it)->ctx == ctx ? s.events.erase(it) : std::next(it);
   for (auto it = s.links.begin(); it != s.links.end();)
     it = (*it)->ctx == ctx ? s.links.erase(it) : std::next(it);
+  release_context_arrays(ctx);
   for (CUcontext other : s.contexts)
     other->peers.erase(ctx);
   ctx->peers.clear();
@@ -412,6 +417,13 @@ void reset_all() {
   s.links.clear();
   s.primary.clear();
   s.default_pools.clear();
+  s.arrays.clear();
+  s.textures.clear();
+  s.surfaces.clear();
+  s.next_sampler = 1;
+  s.graphs.clear();
+  s.graph_execs.clear();
+  s.next_capture_id = 1;
   s.allocations.clear();
   s.device_used.clear();
   for (auto &[device, a] : arenas()) {

@@ -96,6 +96,8 @@ struct CUstream_st {
   CUcontext ctx = nullptr;
   unsigned flags = 0;
   int priority = 0;
+  CUgraph capture = nullptr; // the graph work goes into while capturing (graphs.cpp)
+  unsigned long long capture_id = 0;
 };
 
 struct CUevent_st {
@@ -170,7 +172,39 @@ struct CUmemPoolHandle_st {
   fake::memory_pool pool;
 };
 
+// A CUDA array: its descriptor and its texels, rows packed (no pitch), slices after each other.
+struct CUarray_st {
+  CUcontext ctx = nullptr;
+  CUDA_ARRAY3D_DESCRIPTOR desc{};
+  size_t element = 0; // bytes per texel (all channels)
+  std::vector<unsigned char> bytes;
+  size_t row_bytes() const { return desc.Width * element; }
+  size_t rows() const { return desc.Height ? desc.Height : 1; }
+  size_t slices() const { return desc.Depth ? desc.Depth : 1; }
+};
+
 namespace fake {
+
+// A graph node: its kind, its edges and the parameters of its kind (graphs.cpp).
+struct graph_node {
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+  std::vector<CUgraphNode> deps;
+  CUfunction function = nullptr; // kernel
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared_bytes = 0;
+  std::vector<unsigned char> params;
+  std::vector<void *> param_pointers; // into params, for cuGraphKernelNodeGetParams
+  CUDA_MEMCPY3D copy{};               // memcpy
+  CUDA_MEMSET_NODE_PARAMS fill{};     // memset
+  CUDA_HOST_NODE_PARAMS host{};       // host
+  CUgraph child = nullptr;            // child graph (the node's own clone)
+};
+
+// A texture or surface object: what it reads, and the context it was made in.
+struct sampler_record {
+  CUcontext ctx = nullptr;
+  CUDA_RESOURCE_DESC resource{};
+  CUDA_TEXTURE_DESC texture{}; // zero for surfaces
+};
 
 // One recorded cuLaunchKernel.
 struct launch_record {
@@ -198,6 +232,12 @@ struct state_t {
   std::unordered_set<CUmemoryPool> pools;   // alive
   std::unordered_set<CUlinkState> links;    // alive
   std::vector<CUmemoryPool> default_pools;  // one per device
+  std::unordered_set<CUarray> arrays;       // alive
+  std::map<unsigned long long, sampler_record> textures, surfaces; // alive, by handle
+  unsigned long long next_sampler = 1;
+  std::unordered_set<CUgraph> graphs;          // alive (child clones included)
+  std::unordered_set<CUgraphExec> graph_execs; // alive
+  unsigned long long next_capture_id = 1;
 
   std::map<CUdeviceptr, allocation> allocations; // by base address
   std::vector<size_t> device_used;               // bytes charged per device
@@ -288,6 +328,12 @@ CUresult allocate_device(int device, size_t bytes, alloc_kind kind, CUcontext ct
 // Host memory that is zeroed and page aligned (calloc-like; large sizes stay lazily mapped).
 std::shared_ptr<unsigned char> allocate_host(size_t bytes);
 
+// The array behind a handle: live ones pass, null gives INVALID_VALUE, others are undefined
+// behaviour (INVALID_HANDLE).
+CUresult check_array(CUarray a);
+// Destroys the arrays, texture and surface objects a context owns (arrays.cpp).
+void release_context_arrays(CUcontext ctx);
+
 // Destroys everything a context owns (allocations, modules, streams, events).
 void release_context_resources(CUcontext ctx);
 // Releases pool memory above each pool's threshold (what a real pool does on synchronisation).
@@ -297,6 +343,19 @@ size_t pool_cache_bytes(int device);
 
 void record_launch(launch_record record);
 void reset_all();
+
+// Checks a kernel launch (function, geometry, shared memory, parameters) the way cuLaunchKernel
+// does, filling everything of `record` but the stream (modules_launch.cpp).
+CUresult check_launch(CUfunction f, const unsigned grid[3], const unsigned block[3],
+                      unsigned shared_bytes, void **kernelParams, void **extra,
+                      launch_record &record);
+// The graph `stream` is capturing into, or nullptr (graphs.cpp).
+CUgraph capturing(CUstream stream);
+// Adds a node of `n` to the capture of `stream` after its last captured node.
+CUresult capture_node(CUstream stream, graph_node n);
+// Runs a copy or a fill as a graph would (copies.cpp).
+CUresult run_copy_3d(const CUDA_MEMCPY3D *copy);
+CUresult run_fill(const CUDA_MEMSET_NODE_PARAMS *fill);
 
 // Per-area registration of entry points, collected by cuGetProcAddress.
 struct entry {
@@ -314,6 +373,9 @@ void add_copy_entries(entry_table &t);
 void add_stream_event_entries(entry_table &t);
 void add_module_launch_entries(entry_table &t);
 void add_linker_entries(entry_table &t);
+void add_array_entries(entry_table &t);
+void add_graph_entries(entry_table &t);
+void add_stream_capture_entries(entry_table &t);
 const entry_table &entries();
 
 // Device attributes (device_attributes.cpp).
@@ -321,6 +383,23 @@ CUresult device_attribute(int *value, int attribute, int device);
 std::string pci_bus_id(int device);
 
 } // namespace fake
+
+// Graphs (graphs.cpp, stream_capture.cpp).
+struct CUgraph_st {
+  std::vector<CUgraphNode> nodes; // in creation order
+  bool owned_by_node = false;     // a child graph node's clone: not destroyable by itself
+};
+
+struct CUgraphNode_st {
+  CUgraph graph = nullptr;
+  fake::graph_node node;
+};
+
+struct CUgraphExec_st {
+  CUgraph graph = nullptr;                 // the exec's own clone of what it was made from
+  std::map<CUgraphNode, CUgraphNode> from; // node of a source graph -> node of `graph`
+  CUcontext ctx = nullptr;
+};
 
 // Each entry point is `static CUresult fake_<name>(...)` with exactly the prototype cuda.h gives
 // <name> (its versioned symbol), checked here at compile time.

@@ -138,6 +138,35 @@ CUresult collect_params(const CUfunc_st *f, void **kernelParams, void **extra,
   return CUDA_SUCCESS;
 }
 
+} // namespace
+
+CUresult check_launch(CUfunction f, const unsigned grid[3], const unsigned block[3],
+                      unsigned shared_bytes, void **kernelParams, void **extra, launch_record &r) {
+  FAKE_CHECK(check_handle(state().functions, f, "function"));
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0 || grid[0] > 2147483647u || grid[1] > 65535 ||
+      grid[2] > 65535)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (block[0] == 0 || block[1] == 0 || block[2] == 0 || block[0] > 1024 || block[1] > 1024 ||
+      block[2] > 64)
+    return CUDA_ERROR_INVALID_VALUE;
+  unsigned long long threads = 1ull * block[0] * block[1] * block[2];
+  if (threads > unsigned(max_threads(f)))
+    return CUDA_ERROR_INVALID_VALUE;
+  const unsigned *req = f->info.reqntid;
+  if (req[0] && (req[0] != block[0] || req[1] != block[1] || req[2] != block[2]))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (shared_bytes > unsigned(f->max_dynamic_shared))
+    return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK(collect_params(f, kernelParams, extra, r.params));
+  r.function = f->info.name;
+  std::copy(grid, grid + 3, r.grid);
+  std::copy(block, block + 3, r.block);
+  r.shared_bytes = shared_bytes;
+  return CUDA_SUCCESS;
+}
+
+namespace {
+
 CUresult fake_cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
                              unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
                              unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
@@ -146,29 +175,27 @@ CUresult fake_cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int g
   CUcontext ctx, stream_ctx;
   FAKE_CHECK(current_context(&ctx));
   FAKE_CHECK(check_handle(state().functions, f, "function"));
+  const unsigned grid[3] = {gridDimX, gridDimY, gridDimZ};
+  const unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
+  if (capturing(hStream)) { // a kernel node, checked as a launch
+    if (f->module->ctx != ctx || hStream->ctx != ctx)
+      return CUDA_ERROR_INVALID_HANDLE;
+    launch_record r;
+    FAKE_CHECK(check_launch(f, grid, block, sharedMemBytes, kernelParams, extra, r));
+    graph_node n;
+    n.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    n.function = f;
+    std::copy(grid, grid + 3, n.grid);
+    std::copy(block, block + 3, n.block);
+    n.shared_bytes = sharedMemBytes;
+    n.params = std::move(r.params);
+    return capture_node(hStream, std::move(n));
+  }
   FAKE_CHECK(stream_context(hStream, &stream_ctx));
   if (f->module->ctx != ctx || stream_ctx != ctx)
     return CUDA_ERROR_INVALID_HANDLE;
-  if (gridDimX == 0 || gridDimY == 0 || gridDimZ == 0 || gridDimX > 2147483647u ||
-      gridDimY > 65535 || gridDimZ > 65535)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (blockDimX == 0 || blockDimY == 0 || blockDimZ == 0 || blockDimX > 1024 || blockDimY > 1024 ||
-      blockDimZ > 64)
-    return CUDA_ERROR_INVALID_VALUE;
-  unsigned long long threads = 1ull * blockDimX * blockDimY * blockDimZ;
-  if (threads > unsigned(max_threads(f)))
-    return CUDA_ERROR_INVALID_VALUE;
-  const unsigned *req = f->info.reqntid;
-  if (req[0] && (req[0] != blockDimX || req[1] != blockDimY || req[2] != blockDimZ))
-    return CUDA_ERROR_INVALID_VALUE;
-  if (sharedMemBytes > unsigned(f->max_dynamic_shared))
-    return CUDA_ERROR_INVALID_VALUE;
   launch_record r;
-  FAKE_CHECK(collect_params(f, kernelParams, extra, r.params));
-  r.function = f->info.name;
-  r.grid[0] = gridDimX, r.grid[1] = gridDimY, r.grid[2] = gridDimZ;
-  r.block[0] = blockDimX, r.block[1] = blockDimY, r.block[2] = blockDimZ;
-  r.shared_bytes = sharedMemBytes;
+  FAKE_CHECK(check_launch(f, grid, block, sharedMemBytes, kernelParams, extra, r));
   r.stream = hStream;
   record_launch(std::move(r));
   return CUDA_SUCCESS;

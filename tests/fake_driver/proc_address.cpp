@@ -17,6 +17,8 @@ const entry_table &entries() {
     add_stream_event_entries(*t);
     add_module_launch_entries(*t);
     add_linker_entries(*t);
+    add_array_entries(*t);
+    add_graph_entries(*t);
     return t;
   }();
   return *table;

@@ -27,6 +27,8 @@ from ctypes import (
     c_void_p,
 )
 
+import fakecuda_objects
+
 LIBRARY_NAME = "libcuplug_fake_cuda.so"
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 CUDA_VERSION = 13000
@@ -354,6 +356,7 @@ PROTOTYPES = {
     "cuProfilerStart": [],
     "cuProfilerStop": [],
 }
+PROTOTYPES.update(fakecuda_objects.PROTOTYPES)
 
 _GET_PROC = ctypes.CFUNCTYPE(c_int, c_char_p, P(c_void_p), c_int, c_uint64, int_p)
 
@@ -454,6 +457,15 @@ class FakeCuda(Driver):
         lib.fake_cuda_set_ipc_in_process.restype = None
         lib.fake_cuda_reuse_context_handles.argtypes = [c_int]
         lib.fake_cuda_reuse_context_handles.restype = None
+        lib.fake_cuda_live_objects.argtypes = [c_char_p]
+        lib.fake_cuda_live_objects.restype = ctypes.c_long
+
+    def live_objects(self, kind: str) -> int:
+        """Live driver objects of `kind`: array, texture, surface, graph, graph_exec."""
+        count = self.lib.fake_cuda_live_objects(kind.encode())
+        if count < 0:
+            raise ValueError(f"the fake CUDA driver counts no objects of kind {kind!r}")
+        return count
 
     def reset(self) -> None:
         """Everything back to a freshly loaded driver (cuInit needed again)."""

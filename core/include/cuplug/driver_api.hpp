@@ -58,7 +58,19 @@ namespace cuplug {
   X(cuFuncGetParamInfo) X(cuFuncGetName)                                                          \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuOccupancyMaxPotentialBlockSize)              \
   X(cuProfilerStart) X(cuProfilerStop)                                                            \
-  X(cuCtxSynchronize, cuCtxSynchronize_v2) X(cuCtxGetDevice, cuCtxGetDevice_v2)
+  X(cuCtxSynchronize, cuCtxSynchronize_v2) X(cuCtxGetDevice, cuCtxGetDevice_v2)               \
+  X(cuArrayCreate) X(cuArrayGetDescriptor) X(cuArray3DCreate) X(cuArray3DGetDescriptor)           \
+  X(cuArrayDestroy) X(cuMemcpyHtoA) X(cuMemcpyAtoH) X(cuMemcpyAtoD) X(cuMemcpyDtoA)               \
+  X(cuMemcpyAtoA) X(cuMemcpyHtoAAsync) X(cuMemcpyAtoHAsync)                                       \
+  X(cuTexObjectCreate) X(cuTexObjectDestroy) X(cuTexObjectGetResourceDesc)                        \
+  X(cuSurfObjectCreate) X(cuSurfObjectDestroy)                                                    \
+  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo)  \
+  X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphClone) X(cuGraphAddKernelNode)                      \
+  X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode) X(cuGraphAddHostNode) X(cuGraphAddEmptyNode)    \
+  X(cuGraphAddChildGraphNode) X(cuGraphAddDependencies) X(cuGraphGetNodes) X(cuGraphGetRootNodes) \
+  X(cuGraphNodeGetType) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams)               \
+  X(cuGraphDebugDotPrint) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch)   \
+  X(cuGraphUpload) X(cuGraphExecUpdate) X(cuGraphExecKernelNodeSetParams)
 // clang-format on
 
 // The member name and prototype of an entry X(name) or X(name, prototype).

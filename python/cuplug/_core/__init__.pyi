@@ -12,7 +12,7 @@ from . import allocators
 from . import _array
 from . import _dlpack
 from . import rng
-__all__: list[str] = ['AlignedHostAllocation', 'CompileError', 'ConfigError', 'Context', 'Device', 'DeviceAllocation', 'DeviceMemoryPool', 'Error', 'Event', 'Function', 'HostAllocation', 'HostPointer', 'IPCMemoryHandle', 'LaunchError', 'Linker', 'LogicError', 'ManagedAllocation', 'Memcpy2D', 'Memcpy3D', 'Memcpy3DPeer', 'MemoryError', 'Module', 'NotSupportedError', 'PageLockedAllocator', 'PageLockedMemoryPool', 'PagelockedHostAllocation', 'PluginError', 'PointerHolderBase', 'PooledDeviceAllocation', 'PooledHostAllocation', 'RegisteredHostMemory', 'RuntimeError', 'Stream', 'TRSA_OVERRIDE_FORMAT', 'TRSF_NORMALIZED_COORDINATES', 'TRSF_READ_AS_INTEGER', 'TR_DEFAULT', 'address_mode', 'aligned_empty', 'aligned_empty_like', 'aligned_zeros', 'aligned_zeros_like', 'allocators', 'array3d_flags', 'array_cubemap_face', 'array_format', 'backends', 'bitlog2', 'compute_mode', 'ctx_flags', 'device_attribute', 'event_flags', 'filter_mode', 'func_cache', 'function_attribute', 'get_driver_version', 'get_version', 'graphics_register_flags', 'host_alloc_flags', 'init', 'ipc_mem_flags', 'jit_fallback', 'jit_input_type', 'jit_option', 'jit_target', 'limit', 'managed_empty', 'managed_empty_like', 'managed_zeros', 'managed_zeros_like', 'mem_alloc', 'mem_alloc_managed', 'mem_alloc_pitch', 'mem_attach_flags', 'mem_get_address_range', 'mem_get_info', 'mem_get_ipc_handle', 'mem_host_register_flags', 'memcpy_dtod', 'memcpy_dtod_async', 'memcpy_dtoh', 'memcpy_dtoh_async', 'memcpy_htod', 'memcpy_htod_async', 'memcpy_peer', 'memcpy_peer_async', 'memory_type', 'memset_d16', 'memset_d16_async', 'memset_d2d16', 'memset_d2d16_async', 'memset_d2d32', 'memset_d2d32_async', 'memset_d2d8', 'memset_d2d8_async', 'memset_d32', 'memset_d32_async', 'memset_d8', 'memset_d8_async', 'module_from_buffer', 'module_from_file', 'pagelocked_empty', 'pagelocked_empty_like', 'pagelocked_zeros', 'pagelocked_zeros_like', 'pointer_attribute', 'profiler_output_mode', 'register_host_memory', 'rng', 'shared_config']
+__all__: list[str] = ['AlignedHostAllocation', 'Array', 'ArrayDescriptor', 'ArrayDescriptor3D', 'CompileError', 'ConfigError', 'Context', 'Device', 'DeviceAllocation', 'DeviceMemoryPool', 'Error', 'Event', 'Function', 'Graph', 'GraphExec', 'GraphNode', 'HostAllocation', 'HostPointer', 'IPCMemoryHandle', 'LaunchError', 'Linker', 'LogicError', 'ManagedAllocation', 'Memcpy2D', 'Memcpy3D', 'Memcpy3DPeer', 'MemoryError', 'Module', 'NotSupportedError', 'PageLockedAllocator', 'PageLockedMemoryPool', 'PagelockedHostAllocation', 'PluginError', 'PointerHolderBase', 'PooledDeviceAllocation', 'PooledHostAllocation', 'RegisteredHostMemory', 'RuntimeError', 'Stream', 'SurfaceObject', 'TRSA_OVERRIDE_FORMAT', 'TRSF_NORMALIZED_COORDINATES', 'TRSF_READ_AS_INTEGER', 'TR_DEFAULT', 'TextureObject', 'address_mode', 'aligned_empty', 'aligned_empty_like', 'aligned_zeros', 'aligned_zeros_like', 'allocators', 'array3d_flags', 'array_cubemap_face', 'array_format', 'backends', 'bitlog2', 'capture_mode', 'compute_mode', 'ctx_flags', 'device_attribute', 'event_flags', 'filter_mode', 'func_cache', 'function_attribute', 'get_driver_version', 'get_version', 'graph_node_type', 'graphics_register_flags', 'host_alloc_flags', 'init', 'ipc_mem_flags', 'jit_fallback', 'jit_input_type', 'jit_option', 'jit_target', 'limit', 'managed_empty', 'managed_empty_like', 'managed_zeros', 'managed_zeros_like', 'mem_alloc', 'mem_alloc_managed', 'mem_alloc_pitch', 'mem_attach_flags', 'mem_get_address_range', 'mem_get_info', 'mem_get_ipc_handle', 'mem_host_register_flags', 'memcpy_atoa', 'memcpy_atod', 'memcpy_atoh', 'memcpy_atoh_async', 'memcpy_dtoa', 'memcpy_dtod', 'memcpy_dtod_async', 'memcpy_dtoh', 'memcpy_dtoh_async', 'memcpy_htoa', 'memcpy_htoa_async', 'memcpy_htod', 'memcpy_htod_async', 'memcpy_peer', 'memcpy_peer_async', 'memory_type', 'memset_d16', 'memset_d16_async', 'memset_d2d16', 'memset_d2d16_async', 'memset_d2d32', 'memset_d2d32_async', 'memset_d2d8', 'memset_d2d8_async', 'memset_d32', 'memset_d32_async', 'memset_d8', 'memset_d8_async', 'module_from_buffer', 'module_from_file', 'pagelocked_empty', 'pagelocked_empty_like', 'pagelocked_zeros', 'pagelocked_zeros_like', 'pointer_attribute', 'profiler_output_mode', 'register_host_memory', 'rng', 'shared_config']
 class Error(Exception):
     """
     Base of every cuplug error. Errors from a driver call carry .code (the CUresult) and .routine (the call that failed).
@@ -3553,6 +3553,360 @@ class Context:
         """
         Whether this is its device's primary context.
         """
+class capture_mode:
+    """
+    Stream capture modes for Stream.begin_capture.
+    
+    Members:
+    
+      GLOBAL
+    
+      THREAD_LOCAL
+    
+      RELAXED
+    """
+    GLOBAL: typing.ClassVar[capture_mode]
+    RELAXED: typing.ClassVar[capture_mode]
+    THREAD_LOCAL: typing.ClassVar[capture_mode]
+    __members__: typing.ClassVar[dict[str, capture_mode]]
+    @typing.overload
+    def __and__(self, other: capture_mode) -> int:
+        ...
+    @typing.overload
+    def __and__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    @typing.overload
+    def __eq__(self, other: capture_mode) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: capture_mode) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    @typing.overload
+    def __gt__(self, other: capture_mode) -> bool:
+        ...
+    @typing.overload
+    def __gt__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    def __invert__(self) -> typing.Any:
+        ...
+    @typing.overload
+    def __le__(self, other: capture_mode) -> bool:
+        ...
+    @typing.overload
+    def __le__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    @typing.overload
+    def __lt__(self, other: capture_mode) -> bool:
+        ...
+    @typing.overload
+    def __lt__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: capture_mode) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    @typing.overload
+    def __or__(self, other: capture_mode) -> int:
+        ...
+    @typing.overload
+    def __or__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    @typing.overload
+    def __rand__(self, other: capture_mode) -> int:
+        ...
+    @typing.overload
+    def __rand__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @typing.overload
+    def __ror__(self, other: capture_mode) -> int:
+        ...
+    @typing.overload
+    def __ror__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    @typing.overload
+    def __rxor__(self, other: capture_mode) -> int:
+        ...
+    @typing.overload
+    def __rxor__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @typing.overload
+    def __xor__(self, other: capture_mode) -> int:
+        ...
+    @typing.overload
+    def __xor__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class graph_node_type:
+    """
+    Kinds of graph nodes.
+    
+    Members:
+    
+      KERNEL
+    
+      MEMCPY
+    
+      MEMSET
+    
+      HOST
+    
+      GRAPH
+    
+      EMPTY
+    
+      WAIT_EVENT
+    
+      EVENT_RECORD
+    
+      MEM_ALLOC
+    
+      MEM_FREE
+    """
+    EMPTY: typing.ClassVar[graph_node_type]
+    EVENT_RECORD: typing.ClassVar[graph_node_type]
+    GRAPH: typing.ClassVar[graph_node_type]
+    HOST: typing.ClassVar[graph_node_type]
+    KERNEL: typing.ClassVar[graph_node_type]
+    MEMCPY: typing.ClassVar[graph_node_type]
+    MEMSET: typing.ClassVar[graph_node_type]
+    MEM_ALLOC: typing.ClassVar[graph_node_type]
+    MEM_FREE: typing.ClassVar[graph_node_type]
+    WAIT_EVENT: typing.ClassVar[graph_node_type]
+    __members__: typing.ClassVar[dict[str, graph_node_type]]
+    @typing.overload
+    def __and__(self, other: graph_node_type) -> int:
+        ...
+    @typing.overload
+    def __and__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    @typing.overload
+    def __eq__(self, other: graph_node_type) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: graph_node_type) -> bool:
+        ...
+    @typing.overload
+    def __ge__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    @typing.overload
+    def __gt__(self, other: graph_node_type) -> bool:
+        ...
+    @typing.overload
+    def __gt__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    def __invert__(self) -> typing.Any:
+        ...
+    @typing.overload
+    def __le__(self, other: graph_node_type) -> bool:
+        ...
+    @typing.overload
+    def __le__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    @typing.overload
+    def __lt__(self, other: graph_node_type) -> bool:
+        ...
+    @typing.overload
+    def __lt__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: graph_node_type) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    @typing.overload
+    def __or__(self, other: graph_node_type) -> int:
+        ...
+    @typing.overload
+    def __or__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    @typing.overload
+    def __rand__(self, other: graph_node_type) -> int:
+        ...
+    @typing.overload
+    def __rand__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @typing.overload
+    def __ror__(self, other: graph_node_type) -> int:
+        ...
+    @typing.overload
+    def __ror__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    @typing.overload
+    def __rxor__(self, other: graph_node_type) -> int:
+        ...
+    @typing.overload
+    def __rxor__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @typing.overload
+    def __xor__(self, other: graph_node_type) -> int:
+        ...
+    @typing.overload
+    def __xor__(self, other: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class GraphNode:
+    """
+    A node of a Graph (holds the Graph).
+    """
+    def __eq__(self, other: GraphNode) -> bool:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def set_kernel_params(self, *args, **kwargs) -> None:
+        """
+        New arguments (and block=, grid=, shared=, function=) for this kernel node of its Graph; executable graphs made before keep the old ones (see GraphExec).
+        """
+    @property
+    def graph(self) -> Graph:
+        ...
+    @property
+    def handle(self) -> int:
+        ...
+    @property
+    def type(self) -> graph_node_type:
+        """
+        Its graph_node_type.
+        """
+class Graph:
+    """
+    A CUDA graph of the current context, built node by node or captured from a stream (Stream.end_capture).
+    """
+    def __init__(self) -> None:
+        ...
+    def add_child_graph_node(self, graph: Graph, dependencies: typing.Any = None) -> GraphNode:
+        """
+        Runs a copy of `graph` (taken now) as one node.
+        """
+    def add_dependencies(self, from_nodes: typing.Any, to_nodes: typing.Any) -> None:
+        """
+        Makes each `to` node wait for its `from` node (nodes or equal-length sequences).
+        """
+    def add_empty_node(self, dependencies: typing.Any = None) -> GraphNode:
+        ...
+    def add_host_node(self, fn: typing.Any, dependencies: typing.Any = None) -> GraphNode:
+        """
+        Calls fn() (no CUDA calls in it) when the graph reaches the node.
+        """
+    def add_kernel_node(self, function: typing.Any, *args, **kwargs) -> GraphNode:
+        """
+        add_kernel_node(function, *args, block, grid=(1, 1), shared=0, dependencies=None): a launch of `function` with `args` packed as its __call__ (or prepared_call, when prepared) would pack them.
+        """
+    def add_memcpy_node(self, dest: typing.Any, src: typing.Any = None, size: typing.Any = None, dependencies: typing.Any = None) -> GraphNode:
+        """
+        A 1D copy between host buffers and device memory (size defaults to the smaller known size), or the copy a Memcpy3D describes (passed as `dest` alone).
+        """
+    def add_memset_node(self, dest: typing.Any, value: typing.Any, width: typing.Any, element_size: typing.SupportsInt | typing.SupportsIndex = 4, height: typing.Any = 1, pitch: typing.Any = None, dependencies: typing.Any = None) -> GraphNode:
+        """
+        Fills `height` rows of `width` elements of `element_size` bytes (1, 2 or 4).
+        """
+    def clone(self) -> Graph:
+        ...
+    def debug_dot_print(self, path: str, flags: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        Writes the graph as Graphviz DOT.
+        """
+    def instantiate(self, flags: typing.SupportsInt | typing.SupportsIndex = 0) -> GraphExec:
+        """
+        An executable GraphExec of the graph as it is now.
+        """
+    @property
+    def handle(self) -> int:
+        ...
+    @property
+    def nodes(self) -> list[GraphNode]:
+        ...
+    @property
+    def root_nodes(self) -> list[GraphNode]:
+        ...
+class GraphExec:
+    """
+    An executable graph (Graph.instantiate).
+    """
+    def launch(self, stream: typing.Any = None) -> None:
+        """
+        Runs the graph on `stream` (None: the default one).
+        """
+    def set_kernel_node_params(self, node: GraphNode, *args, **kwargs) -> None:
+        """
+        set_kernel_node_params(node, *args, block=None, grid=None, shared=None, function=None): new arguments for a kernel node of this executable graph only.
+        """
+    def update(self, graph: Graph) -> None:
+        """
+        Takes the parameters of `graph`, which must have the same nodes and edges.
+        """
+    def upload(self, stream: typing.Any = None) -> None:
+        """
+        Prepares the first launch ahead of time.
+        """
+    @property
+    def handle(self) -> int:
+        ...
 class Event:
     """
     A CUDA event of the current context (flags: event_flags).
@@ -3603,6 +3957,14 @@ class Stream:
         """
     def __init__(self, flags: typing.SupportsInt | typing.SupportsIndex = 0, priority: typing.SupportsInt | typing.SupportsIndex | None = None) -> None:
         ...
+    def begin_capture(self, mode: capture_mode = ...) -> None:
+        """
+        Starts recording work issued to this stream into a graph (beyond PyCUDA); kernel __call__ / prepared_async_call launches on it are recorded, not run.
+        """
+    def end_capture(self) -> typing.Any:
+        """
+        Stops capturing and returns the recorded Graph. The memory and objects the recorded work uses must stay alive while the graph may run.
+        """
     def is_done(self) -> bool:
         """
         Whether the stream's work is done, without waiting.
@@ -3619,6 +3981,11 @@ class Stream:
     def handle(self) -> int:
         """
         The CUstream as an int.
+        """
+    @property
+    def is_capturing(self) -> bool:
+        """
+        Whether the stream is capturing into a graph.
         """
     @property
     def priority(self) -> int:
@@ -4073,6 +4440,158 @@ class Memcpy3DPeer:
     @width_in_bytes.setter
     def width_in_bytes(self, arg1: typing.Any) -> None:
         ...
+class ArrayDescriptor:
+    format: typing.Any
+    def __init__(self, width: typing.Any = 0, height: typing.Any = 0, format: typing.Any = 32, num_channels: typing.Any = 1) -> None:
+        """
+        A 1D (height 0) or 2D array's shape and element format (CUDA_ARRAY_DESCRIPTOR).
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def height(self) -> int:
+        ...
+    @height.setter
+    def height(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def num_channels(self) -> int:
+        ...
+    @num_channels.setter
+    def num_channels(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def width(self) -> int:
+        ...
+    @width.setter
+    def width(self, arg1: typing.Any) -> None:
+        ...
+class ArrayDescriptor3D:
+    format: typing.Any
+    def __init__(self, width: typing.Any = 0, height: typing.Any = 0, depth: typing.Any = 0, format: typing.Any = 32, num_channels: typing.Any = 1, flags: typing.Any = 0) -> None:
+        """
+        A 1D, 2D, 3D or layered array's shape, element format and array3d_flags (CUDA_ARRAY3D_DESCRIPTOR; a layered array's depth counts its layers).
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def depth(self) -> int:
+        ...
+    @depth.setter
+    def depth(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def flags(self) -> int:
+        ...
+    @flags.setter
+    def flags(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def height(self) -> int:
+        ...
+    @height.setter
+    def height(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def num_channels(self) -> int:
+        ...
+    @num_channels.setter
+    def num_channels(self, arg1: typing.Any) -> None:
+        ...
+    @property
+    def width(self) -> int:
+        ...
+    @width.setter
+    def width(self, arg1: typing.Any) -> None:
+        ...
+class Array:
+    """
+    A CUDA array of the current context, for texture and surface objects; destroyed when the last reference (including texture objects reading it) goes.
+    """
+    @typing.overload
+    def __init__(self, descriptor: ArrayDescriptor) -> None:
+        ...
+    @typing.overload
+    def __init__(self, descriptor: ArrayDescriptor3D) -> None:
+        ...
+    def free(self) -> None:
+        """
+        Destroys the array now (a second call does nothing).
+        """
+    def get_descriptor(self) -> ArrayDescriptor:
+        """
+        The ArrayDescriptor (cuArrayGetDescriptor; fails for 3D and layered arrays).
+        """
+    def get_descriptor_3d(self) -> ArrayDescriptor3D:
+        """
+        The ArrayDescriptor3D (cuArray3DGetDescriptor).
+        """
+    @property
+    def handle(self) -> int:
+        """
+        The CUarray as an int.
+        """
+    @property
+    def nbytes(self) -> int:
+        """
+        Bytes of all elements (beyond PyCUDA).
+        """
+class TextureObject:
+    """
+    A texture object (cuTexObjectCreate) over an Array, a GPUArray (1D: linear memory, 2D: pitched) or device memory with an explicit layout (format, num_channels and either size_in_bytes, or width, height and pitch); pass it to kernels as a cudaTextureObject_t argument. read_mode 'element_type' reads integer texels as integers, 'normalized_float' as floats in [0, 1] ([-1, 1] when signed).
+    """
+    def __enter__(self) -> typing.Any:
+        ...
+    def __exit__(self, *args) -> None:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, source: typing.Any, *, address_mode: typing.Any = ..., filter_mode: typing.Any = ..., normalized_coords: bool = False, read_mode: str = 'element_type', srgb: bool = False, border_color: typing.Any = None, max_anisotropy: typing.SupportsInt | typing.SupportsIndex = 0, flags: typing.SupportsInt | typing.SupportsIndex = 0, **kwargs) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    def destroy(self) -> None:
+        """
+        Destroys it now (a second call does nothing).
+        """
+    @property
+    def handle(self) -> int:
+        """
+        The 64-bit object handle as an int.
+        """
+    @property
+    def source(self) -> typing.Any:
+        """
+        What it reads (kept alive by it).
+        """
+class SurfaceObject:
+    """
+    A surface object (cuSurfObjectCreate) over an Array made with array3d_flags.SURFACE_LDST; pass it to kernels as a cudaSurfaceObject_t argument (surf2Dwrite, surf2Dread, ...).
+    """
+    def __enter__(self) -> typing.Any:
+        ...
+    def __exit__(self, *args) -> None:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, array: typing.Any) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    def destroy(self) -> None:
+        """
+        Destroys it now (a second call does nothing).
+        """
+    @property
+    def handle(self) -> int:
+        """
+        The 64-bit object handle as an int.
+        """
+    @property
+    def source(self) -> typing.Any:
+        """
+        What it reads (kept alive by it).
+        """
 class Module:
     """
     A loaded module (cubin, PTX or fatbin); unloads under its context when the last reference to it or its functions goes.
@@ -4436,6 +4955,24 @@ def mem_get_info() -> tuple[int, int]:
     ...
 def mem_get_ipc_handle(devptr: typing.Any) -> typing.Any:
     ...
+def memcpy_atoa(dest: typing.Any, dest_index: typing.Any, src: typing.Any, src_index: typing.Any, len: typing.Any) -> None:
+    """
+    Copies `len` bytes between arrays.
+    """
+def memcpy_atod(dest: typing.Any, ary: typing.Any, index: typing.Any, len: typing.Any) -> None:
+    """
+    Copies `len` bytes of `ary` from byte `index` to device memory.
+    """
+def memcpy_atoh(dest: typing.Any, ary: typing.Any, index: typing.Any) -> None:
+    """
+    Fills a writable contiguous host buffer from `ary` at byte offset `index`.
+    """
+def memcpy_atoh_async(dest: typing.Any, ary: typing.Any, index: typing.Any, stream: typing.Any = None) -> None:
+    ...
+def memcpy_dtoa(ary: typing.Any, index: typing.Any, src: typing.Any, len: typing.Any) -> None:
+    """
+    Copies `len` bytes of device memory into `ary` at byte `index`.
+    """
 def memcpy_dtod(dest: typing.Any, src: typing.Any, size: typing.Any) -> None:
     ...
 def memcpy_dtod_async(dest: typing.Any, src: typing.Any, size: typing.Any, stream: typing.Any = None) -> None:
@@ -4445,6 +4982,12 @@ def memcpy_dtoh(dest: typing.Any, src: typing.Any) -> None:
     Fills a writable contiguous host buffer from the device.
     """
 def memcpy_dtoh_async(dest: typing.Any, src: typing.Any, stream: typing.Any = None) -> None:
+    ...
+def memcpy_htoa(ary: typing.Any, index: typing.Any, src: typing.Any) -> None:
+    """
+    Copies a contiguous host buffer into `ary` from byte offset `index`.
+    """
+def memcpy_htoa_async(ary: typing.Any, index: typing.Any, src: typing.Any, stream: typing.Any = None) -> None:
     ...
 def memcpy_htod(dest: typing.Any, src: typing.Any) -> None:
     """

@@ -3,6 +3,7 @@
 // current there, and pops it after); it is destroyed under that context too.
 #include "bindings.hpp"
 #include "driver/context.hpp"
+#include "driver/graph.hpp"
 #include "support/convert.hpp"
 #include "support/host_buffer.hpp"
 
@@ -57,6 +58,28 @@ public:
     int value;
     CUPLUG_CALL(cuStreamGetPriority, handle_, &value);
     return value;
+  }
+  // Stream capture: work issued to the stream is recorded into a graph instead of running.
+  void begin_capture(CUstreamCaptureMode mode) {
+    scoped_activation active(get_context());
+    CUPLUG_CALL(cuStreamBeginCapture, handle_, mode);
+  }
+  py::object end_capture() {
+    scoped_activation active(get_context());
+    CUgraph g = nullptr;
+    const CUresult r = entry(driver().cuStreamEndCapture, "cuStreamEndCapture")(handle_, &g);
+    if (r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED && g != nullptr)
+      entry(driver().cuGraphDestroy, "cuGraphDestroy")(g);
+    check(r, "cuStreamEndCapture");
+    return wrap_graph(g, get_context());
+  }
+  bool is_capturing() {
+    scoped_activation active(get_context());
+    CUstreamCaptureStatus status;
+    CUPLUG_CALL(cuStreamIsCapturing, handle_, &status);
+    if (status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+      return true; // still in capture mode until end_capture, which will raise
+    return status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
   }
 
 private:
@@ -146,6 +169,15 @@ void init_stream(py::module_ &m) {
       .def("wait_for_event", &stream::wait_for_event, py::arg("event"),
            "Makes later work on this stream wait for `event`.")
       .def_property_readonly("priority", &stream::priority)
+      .def("begin_capture", &stream::begin_capture,
+           py::arg_v("mode", CU_STREAM_CAPTURE_MODE_GLOBAL, "capture_mode.GLOBAL"),
+           "Starts recording work issued to this stream into a graph (beyond PyCUDA); kernel "
+           "__call__ / prepared_async_call launches on it are recorded, not run.")
+      .def("end_capture", &stream::end_capture,
+           "Stops capturing and returns the recorded Graph. The memory and objects the recorded "
+           "work uses must stay alive while the graph may run.")
+      .def_property_readonly("is_capturing", &stream::is_capturing,
+                             "Whether the stream is capturing into a graph.")
       .def_property_readonly(
           "handle", [](const stream &s) { return as_int(s.handle()); }, "The CUstream as an int.")
       .def(

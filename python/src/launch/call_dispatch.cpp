@@ -3,6 +3,7 @@
 #include "launch/arg_values.hpp"
 #include "launch/numpy_scalars.hpp"
 #include "memory/memory.hpp"
+#include "memory/sampler.hpp"
 #include "support/host_buffer.hpp"
 
 #include <algorithm>
@@ -123,6 +124,9 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
   }
   if (device_allocation *alloc = as_device_allocation(obj))
     return a.pointer(alloc->ptr());
+  // cudaTextureObject_t / cudaSurfaceObject_t: 64-bit handles, passed like a pointer.
+  if (unsigned long long handle; sampler_handle(obj, &handle))
+    return a.pointer(static_cast<CUdeviceptr>(handle));
   if (PyObject_TypeCheck(obj, np.generic) && !PyObject_TypeCheck(obj, np.void_scalar)) {
     // A numpy scalar subclass, or a type without a kernel equivalent (longdouble, datetime).
     const std::string code = py::handle(obj).attr("dtype").attr("char").cast<std::string>();

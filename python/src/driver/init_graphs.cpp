@@ -1,0 +1,478 @@
+// CUDA graphs (beyond PyCUDA): Graph with kernel, memcpy, memset, host, empty and child-graph
+// nodes and their dependencies; GraphExec with launch, upload, update and kernel-node parameter
+// changes; the capture_mode and graph_node_type enums. Stream capture is in init_stream.cpp.
+#include "bindings.hpp"
+#include "driver/activation.hpp"
+#include "driver/graph.hpp"
+#include "memory/held_buffer.hpp"
+#include "memory/memory.hpp"
+#include "memory/structured_copy.hpp"
+#include "support/convert.hpp"
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace cuplug::python {
+namespace {
+
+// ---- arguments ----------------------------------------------------------------------------------
+
+// A keyword of a (*args, **kwargs) method, removed from kwargs; null when absent.
+py::object take(py::kwargs &kwargs, const char *name) {
+  if (!kwargs.contains(name))
+    return py::object();
+  py::object value = kwargs[name];
+  PyDict_DelItemString(kwargs.ptr(), name);
+  return value;
+}
+
+void no_more(const py::kwargs &kwargs, const char *routine) {
+  if (kwargs.size() != 0)
+    throw py::type_error(std::string(routine) + ": unexpected keyword arguments " +
+                         std::string(py::str(py::list(kwargs.attr("keys")()))));
+}
+
+dim3 dims(py::handle obj, const char *what) {
+  std::vector<unsigned> v;
+  if (!py::isinstance<py::sequence>(obj) || py::len(obj) < 1 || py::len(obj) > 3)
+    throw py::value_error(std::string(what) + " must be a tuple of 1 to 3 ints, got " +
+                          std::string(py::repr(obj)));
+  for (py::handle item : obj)
+    v.push_back(static_cast<unsigned>(to_size(item, what)));
+  v.resize(3, 1);
+  return dim3{v[0], v[1], v[2]};
+}
+
+// dependencies=: None, one GraphNode or a sequence of them, all of graph `g`.
+std::vector<CUgraphNode> node_list(py::handle deps, const graph_ptr &g, const char *routine) {
+  std::vector<CUgraphNode> out;
+  if (deps.is_none())
+    return out;
+  py::list items;
+  if (py::isinstance<graph_node>(deps))
+    items.append(deps);
+  else
+    items = py::list(py::reinterpret_borrow<py::object>(deps));
+  for (py::handle item : items) {
+    if (!py::isinstance<graph_node>(item))
+      throw py::type_error(std::string(routine) + ": dependencies must be GraphNodes, got " +
+                           type_name(item));
+    const graph_node &n = item.cast<const graph_node &>();
+    if (g && n.owner != g)
+      throw py::value_error(std::string(routine) + ": a dependency belongs to another Graph");
+    out.push_back(n.handle);
+  }
+  return out;
+}
+
+graph_node_ptr made(const graph_ptr &g, CUgraphNode handle) {
+  auto n = std::make_shared<graph_node>();
+  n->owner = g;
+  n->handle = handle;
+  return n;
+}
+
+// ---- nodes --------------------------------------------------------------------------------------
+
+graph_node_ptr add_kernel_node(const graph_ptr &g, py::handle fn, py::args args,
+                               py::kwargs kwargs) {
+  const char *routine = "Graph.add_kernel_node";
+  py::object block = take(kwargs, "block"), grid = take(kwargs, "grid");
+  py::object shared = take(kwargs, "shared"), deps = take(kwargs, "dependencies");
+  no_more(kwargs, routine);
+  if (!block)
+    throw py::value_error(std::string(routine) + ": must specify block size");
+  auto node = std::make_shared<graph_node>();
+  node->owner = g;
+  node->function = py::reinterpret_borrow<py::object>(fn);
+  node->block = dims(block, "block");
+  node->grid = grid ? dims(grid, "grid") : dim3{};
+  node->shared_bytes = shared ? static_cast<unsigned>(to_size(shared, "shared")) : 0;
+  kernel_node_args packed;
+  pack_kernel_node(fn, args, node->grid, node->block, node->shared_bytes, packed);
+  const std::vector<CUgraphNode> d = node_list(deps ? deps : py::none(), g, routine);
+  scoped_activation_if_none active(g->get_context());
+  CUPLUG_CALL(cuGraphAddKernelNode, &node->handle, g->handle(), d.data(), d.size(), &packed.params);
+  g->keep(node->function);
+  g->keep(args); // device memory and texture objects the kernel reads
+  return node;
+}
+
+// One side of a 1D copy node: a host buffer or device memory.
+struct copy_end {
+  CUmemorytype type;
+  void *host = nullptr;
+  CUdeviceptr device = 0;
+  std::size_t known = std::numeric_limits<std::size_t>::max(); // bytes it has, when known
+};
+
+copy_end copy_side_of(py::handle obj, bool writable, const char *role) {
+  copy_end e;
+  if (PyObject_CheckBuffer(obj.ptr()) && !as_device_allocation(obj)) {
+    held_buffer buf(obj, PyBUF_ANY_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0),
+                    "Graph.add_memcpy_node", role);
+    e.type = CU_MEMORYTYPE_HOST;
+    e.host = buf.data();
+    e.known = buf.size();
+    return e;
+  }
+  e.type = CU_MEMORYTYPE_DEVICE;
+  e.device = to_devptr(obj);
+  if (device_allocation *a = as_device_allocation(obj))
+    e.known = a->size();
+  return e;
+}
+
+graph_node_ptr add_memcpy_node(const graph_ptr &g, py::handle dest, py::handle src, py::handle size,
+                               py::handle deps) {
+  const char *routine = "Graph.add_memcpy_node";
+  CUDA_MEMCPY3D desc;
+  std::memset(&desc, 0, sizeof desc);
+  if (py::isinstance<memcpy_3d>(dest)) {
+    if (!src.is_none() || !size.is_none())
+      throw py::type_error(std::string(routine) + ": a Memcpy3D describes the whole copy; pass "
+                                                  "it alone");
+    memcpy_3d &c = dest.cast<memcpy_3d &>();
+    c.check_extents(routine);
+    desc = c.desc;
+  } else {
+    const copy_end d = copy_side_of(dest, true, "dest"), s = copy_side_of(src, false, "src");
+    std::size_t bytes = std::min(d.known, s.known);
+    if (!size.is_none())
+      bytes = to_size(size, "size");
+    else if (bytes == std::numeric_limits<std::size_t>::max())
+      throw py::type_error(std::string(routine) + ": size= is needed between two device pointers");
+    if (bytes > d.known || bytes > s.known)
+      throw py::value_error(std::string(routine) + ": the copy is " + std::to_string(bytes) +
+                            " bytes, more than its " +
+                            (bytes > d.known ? "destination" : "source") + " has (" +
+                            std::to_string(std::min(d.known, s.known)) + ")");
+    desc.dstMemoryType = d.type, desc.dstHost = d.host, desc.dstDevice = d.device;
+    desc.srcMemoryType = s.type, desc.srcHost = s.host, desc.srcDevice = s.device;
+    desc.WidthInBytes = desc.srcPitch = desc.dstPitch = bytes;
+    desc.Height = desc.Depth = 1;
+  }
+  const std::vector<CUgraphNode> dl = node_list(deps, g, routine);
+  scoped_activation_if_none active(g->get_context());
+  CUgraphNode handle;
+  CUPLUG_CALL(cuGraphAddMemcpyNode, &handle, g->handle(), dl.data(), dl.size(), &desc,
+              g->get_context()->handle());
+  g->keep(py::reinterpret_borrow<py::object>(dest));
+  g->keep(py::reinterpret_borrow<py::object>(src));
+  return made(g, handle);
+}
+
+graph_node_ptr add_memset_node(const graph_ptr &g, py::handle dest, py::handle value,
+                               py::handle width, unsigned element_size, py::handle height,
+                               py::handle pitch, py::handle deps) {
+  const char *routine = "Graph.add_memset_node";
+  if (element_size != 1 && element_size != 2 && element_size != 4)
+    throw py::value_error(std::string(routine) + ": element_size must be 1, 2 or 4, got " +
+                          std::to_string(element_size));
+  CUDA_MEMSET_NODE_PARAMS p{};
+  p.dst = to_devptr(dest);
+  p.elementSize = element_size;
+  p.width = to_size(width, "width");
+  p.height = to_size(height, "height");
+  p.pitch = pitch.is_none() ? p.width * element_size : to_size(pitch, "pitch");
+  const long long v = py::int_(py::reinterpret_borrow<py::object>(value)).cast<long long>();
+  const long long bits = 8LL * element_size;
+  if (v < -(1LL << (bits - 1)) || v >= (1LL << bits))
+    throw py::value_error(std::string(routine) + ": value " + std::to_string(v) +
+                          " does not fit in " + std::to_string(bits) + " bits");
+  p.value = static_cast<unsigned>(static_cast<unsigned long long>(v) &
+                                  ((bits == 32) ? 0xffffffffULL : ((1ULL << bits) - 1)));
+  if (device_allocation *a = as_device_allocation(dest))
+    if (p.height && p.width && (p.height - 1) * p.pitch + p.width * element_size > a->size())
+      throw py::value_error(std::string(routine) + ": the fill reaches past the " +
+                            std::to_string(a->size()) + "-byte DeviceAllocation");
+  const std::vector<CUgraphNode> dl = node_list(deps, g, routine);
+  scoped_activation_if_none active(g->get_context());
+  CUgraphNode handle;
+  CUPLUG_CALL(cuGraphAddMemsetNode, &handle, g->handle(), dl.data(), dl.size(), &p,
+              g->get_context()->handle());
+  g->keep(py::reinterpret_borrow<py::object>(dest));
+  return made(g, handle);
+}
+
+// Host nodes run a Python callable on a driver thread; an exception cannot reach the caller
+// and is reported as unraisable (printed), as the driver cannot stop the graph.
+void CUDA_CB run_host_node(void *callable) {
+  if (interpreter_finalizing())
+    return;
+  py::gil_scoped_acquire gil;
+  try {
+    py::handle(static_cast<PyObject *>(callable))();
+  } catch (py::error_already_set &e) {
+    e.discard_as_unraisable("cuplug graph host node");
+  }
+}
+
+graph_node_ptr add_host_node(const graph_ptr &g, py::object fn, py::handle deps) {
+  if (!PyCallable_Check(fn.ptr()))
+    throw py::type_error("Graph.add_host_node: expected a callable, got " + type_name(fn));
+  CUDA_HOST_NODE_PARAMS p{};
+  p.fn = run_host_node;
+  p.userData = fn.ptr();
+  const std::vector<CUgraphNode> dl = node_list(deps, g, "Graph.add_host_node");
+  scoped_activation_if_none active(g->get_context());
+  CUgraphNode handle;
+  CUPLUG_CALL(cuGraphAddHostNode, &handle, g->handle(), dl.data(), dl.size(), &p);
+  g->keep(std::move(fn));
+  return made(g, handle);
+}
+
+std::vector<graph_node_ptr> list_nodes(const graph_ptr &g, bool roots) {
+  scoped_activation_if_none active(g->get_context());
+  std::size_t n = 0;
+  if (roots)
+    CUPLUG_CALL(cuGraphGetRootNodes, g->handle(), nullptr, &n);
+  else
+    CUPLUG_CALL(cuGraphGetNodes, g->handle(), nullptr, &n);
+  std::vector<CUgraphNode> handles(n);
+  if (roots)
+    CUPLUG_CALL(cuGraphGetRootNodes, g->handle(), handles.data(), &n);
+  else
+    CUPLUG_CALL(cuGraphGetNodes, g->handle(), handles.data(), &n);
+  std::vector<graph_node_ptr> out;
+  for (std::size_t i = 0; i < n; ++i)
+    out.push_back(made(g, handles[i]));
+  return out;
+}
+
+// New kernel arguments (and optionally geometry) for a kernel node, as cuGraph*KernelNodeSetParams
+// want them. The node's Function is used unless function= names one (captured nodes have none).
+void kernel_update(graph_node &node, const py::args &args, py::kwargs kwargs, const char *routine,
+                   kernel_node_args &out) {
+  py::object fn = take(kwargs, "function"), block = take(kwargs, "block");
+  py::object grid = take(kwargs, "grid"), shared = take(kwargs, "shared");
+  no_more(kwargs, routine);
+  if (fn && (!node.function || node.function.is_none())) {
+    // A captured node: start from the geometry the driver recorded.
+    CUDA_KERNEL_NODE_PARAMS now{};
+    scoped_activation_if_none active(node.owner->get_context());
+    CUPLUG_CALL(cuGraphKernelNodeGetParams, node.handle, &now);
+    node.grid = dim3{now.gridDimX, now.gridDimY, now.gridDimZ};
+    node.block = dim3{now.blockDimX, now.blockDimY, now.blockDimZ};
+    node.shared_bytes = now.sharedMemBytes;
+  }
+  if (fn)
+    node.function = fn;
+  if (!node.function || node.function.is_none())
+    throw py::type_error(std::string(routine) + ": this node was not made by add_kernel_node; "
+                                                "pass function=<the Function it launches>");
+  if (block)
+    node.block = dims(block, "block");
+  if (grid)
+    node.grid = dims(grid, "grid");
+  if (shared)
+    node.shared_bytes = static_cast<unsigned>(to_size(shared, "shared"));
+  pack_kernel_node(node.function, args, node.grid, node.block, node.shared_bytes, out);
+}
+
+std::string update_failure(CUgraphExecUpdateResult r) {
+  switch (r) {
+  case CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED:
+    return "the graph's topology (nodes or edges) differs from the executable graph's";
+  case CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED:
+    return "a node's type changed";
+  case CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED:
+    return "a kernel node's function changed in a way update cannot follow";
+  case CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED:
+    return "a node's parameters changed in a way update cannot follow";
+  case CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED:
+    return "the change is not supported by update";
+  default:
+    return "update result " + std::to_string(static_cast<int>(r));
+  }
+}
+
+} // namespace
+
+void init_graphs(py::module_ &m) {
+  py::enum_<CUstreamCaptureMode>(m, "capture_mode", py::arithmetic(),
+                                 "Stream capture modes for Stream.begin_capture.")
+      .value("GLOBAL", CU_STREAM_CAPTURE_MODE_GLOBAL)
+      .value("THREAD_LOCAL", CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+      .value("RELAXED", CU_STREAM_CAPTURE_MODE_RELAXED);
+  py::enum_<CUgraphNodeType>(m, "graph_node_type", py::arithmetic(), "Kinds of graph nodes.")
+      .value("KERNEL", CU_GRAPH_NODE_TYPE_KERNEL)
+      .value("MEMCPY", CU_GRAPH_NODE_TYPE_MEMCPY)
+      .value("MEMSET", CU_GRAPH_NODE_TYPE_MEMSET)
+      .value("HOST", CU_GRAPH_NODE_TYPE_HOST)
+      .value("GRAPH", CU_GRAPH_NODE_TYPE_GRAPH)
+      .value("EMPTY", CU_GRAPH_NODE_TYPE_EMPTY)
+      .value("WAIT_EVENT", CU_GRAPH_NODE_TYPE_WAIT_EVENT)
+      .value("EVENT_RECORD", CU_GRAPH_NODE_TYPE_EVENT_RECORD)
+      .value("MEM_ALLOC", CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+      .value("MEM_FREE", CU_GRAPH_NODE_TYPE_MEM_FREE);
+
+  // All three classes exist before any method is bound: pybind11 writes a signature's types
+  // when the method is bound, and would otherwise name the C++ types.
+  py::class_<graph_node, graph_node_ptr> node_class(m, "GraphNode",
+                                                    "A node of a Graph (holds the Graph).");
+  py::class_<graph, graph_ptr> graph_class(m, "Graph",
+                                           "A CUDA graph of the current context, built node by "
+                                           "node or captured from a stream (Stream.end_capture).");
+  py::class_<graph_exec, graph_exec_ptr> exec_class(m, "GraphExec",
+                                                    "An executable graph (Graph.instantiate).");
+  node_class
+      .def_property_readonly(
+          "type",
+          [](const graph_node &n) {
+            CUgraphNodeType t;
+            scoped_activation_if_none active(n.owner->get_context());
+            CUPLUG_CALL(cuGraphNodeGetType, n.handle, &t);
+            return t;
+          },
+          "Its graph_node_type.")
+      .def_property_readonly(
+          "handle", [](const graph_node &n) { return reinterpret_cast<std::uintptr_t>(n.handle); })
+      .def_property_readonly("graph", [](const graph_node &n) { return n.owner; })
+      .def(
+          "__eq__", [](const graph_node &a, const graph_node &b) { return a.handle == b.handle; },
+          py::arg("other"))
+      .def("__hash__", [](const graph_node &n) { return std::hash<const void *>()(n.handle); })
+      .def(
+          "set_kernel_params",
+          [](graph_node &n, py::args args, py::kwargs kwargs) {
+            kernel_node_args packed;
+            kernel_update(n, args, std::move(kwargs), "GraphNode.set_kernel_params", packed);
+            scoped_activation_if_none active(n.owner->get_context());
+            CUPLUG_CALL(cuGraphKernelNodeSetParams, n.handle, &packed.params);
+            n.owner->keep(args);
+          },
+          "New arguments (and block=, grid=, shared=, function=) for this kernel node of its "
+          "Graph; executable graphs made before keep the old ones (see GraphExec).");
+
+  graph_class.def(py::init([] { return std::make_shared<graph>(); }))
+      .def("add_kernel_node", &add_kernel_node, py::arg("function"),
+           "add_kernel_node(function, *args, block, grid=(1, 1), shared=0, dependencies=None): "
+           "a launch of `function` with `args` packed as its __call__ (or prepared_call, when "
+           "prepared) would pack them.")
+      .def("add_memcpy_node", &add_memcpy_node, py::arg("dest"), py::arg("src") = py::none(),
+           py::arg("size") = py::none(), py::arg("dependencies") = py::none(),
+           "A 1D copy between host buffers and device memory (size defaults to the smaller "
+           "known size), or the copy a Memcpy3D describes (passed as `dest` alone).")
+      .def("add_memset_node", &add_memset_node, py::arg("dest"), py::arg("value"), py::arg("width"),
+           py::arg("element_size") = 4, py::arg("height") = 1, py::arg("pitch") = py::none(),
+           py::arg("dependencies") = py::none(),
+           "Fills `height` rows of `width` elements of `element_size` bytes (1, 2 or 4).")
+      .def("add_host_node", &add_host_node, py::arg("fn"), py::arg("dependencies") = py::none(),
+           "Calls fn() (no CUDA calls in it) when the graph reaches the node.")
+      .def(
+          "add_empty_node",
+          [](const graph_ptr &g, py::handle deps) {
+            const auto d = node_list(deps, g, "Graph.add_empty_node");
+            scoped_activation_if_none active(g->get_context());
+            CUgraphNode h;
+            CUPLUG_CALL(cuGraphAddEmptyNode, &h, g->handle(), d.data(), d.size());
+            return made(g, h);
+          },
+          py::arg("dependencies") = py::none())
+      .def(
+          "add_child_graph_node",
+          [](const graph_ptr &g, const graph_ptr &child, py::handle deps) {
+            const auto d = node_list(deps, g, "Graph.add_child_graph_node");
+            scoped_activation_if_none active(g->get_context());
+            CUgraphNode h;
+            CUPLUG_CALL(cuGraphAddChildGraphNode, &h, g->handle(), d.data(), d.size(),
+                        child->handle());
+            g->keep_all_of(*child);
+            return made(g, h);
+          },
+          py::arg("graph"), py::arg("dependencies") = py::none(),
+          "Runs a copy of `graph` (taken now) as one node.")
+      .def(
+          "add_dependencies",
+          [](const graph_ptr &g, py::handle from, py::handle to) {
+            auto f = node_list(from, g, "Graph.add_dependencies");
+            auto t = node_list(to, g, "Graph.add_dependencies");
+            if (f.size() != t.size())
+              throw py::value_error("Graph.add_dependencies: " + std::to_string(f.size()) +
+                                    " 'from' nodes for " + std::to_string(t.size()) +
+                                    " 'to' nodes; pair them one to one");
+            scoped_activation_if_none active(g->get_context());
+            CUPLUG_CALL(cuGraphAddDependencies, g->handle(), f.data(), t.data(), nullptr, f.size());
+          },
+          py::arg("from_nodes"), py::arg("to_nodes"),
+          "Makes each `to` node wait for its `from` node (nodes or equal-length sequences).")
+      .def_property_readonly("nodes", [](const graph_ptr &g) { return list_nodes(g, false); })
+      .def_property_readonly("root_nodes", [](const graph_ptr &g) { return list_nodes(g, true); })
+      .def("clone",
+           [](const graph_ptr &g) {
+             scoped_activation_if_none active(g->get_context());
+             CUgraph h;
+             CUPLUG_CALL(cuGraphClone, &h, g->handle());
+             auto copy = std::make_shared<graph>(h, g->get_context());
+             copy->keep_all_of(*g);
+             return copy;
+           })
+      .def(
+          "instantiate",
+          [](const graph_ptr &g, unsigned long long flags) {
+            return std::make_shared<graph_exec>(g, flags);
+          },
+          py::arg("flags") = 0, "An executable GraphExec of the graph as it is now.")
+      .def(
+          "debug_dot_print",
+          [](const graph_ptr &g, const std::string &path, unsigned flags) {
+            scoped_activation_if_none active(g->get_context());
+            CUPLUG_CALL(cuGraphDebugDotPrint, g->handle(), path.c_str(), flags);
+          },
+          py::arg("path"), py::arg("flags") = 0, "Writes the graph as Graphviz DOT.")
+      .def_property_readonly(
+          "handle", [](const graph &g) { return reinterpret_cast<std::uintptr_t>(g.handle()); });
+
+  exec_class
+      .def(
+          "launch",
+          [](const graph_exec &e, py::handle stream) {
+            CUstream s = to_stream(stream);
+            scoped_activation_if_none active(e.get_context());
+            CUPLUG_CALL_NOGIL(cuGraphLaunch, e.handle(), s);
+          },
+          py::arg("stream") = py::none(), "Runs the graph on `stream` (None: the default one).")
+      .def(
+          "upload",
+          [](const graph_exec &e, py::handle stream) {
+            CUstream s = to_stream(stream);
+            scoped_activation_if_none active(e.get_context());
+            CUPLUG_CALL_NOGIL(cuGraphUpload, e.handle(), s);
+          },
+          py::arg("stream") = py::none(), "Prepares the first launch ahead of time.")
+      .def(
+          "update",
+          [](graph_exec &e, const graph_ptr &g) {
+            CUgraphExecUpdateResultInfo info{};
+            scoped_activation_if_none active(e.get_context());
+            const CUresult r = detail::entry(driver().cuGraphExecUpdate,
+                                             "cuGraphExecUpdate")(e.handle(), g->handle(), &info);
+            if (r != CUDA_SUCCESS)
+              throw cuda_error("cuGraphExecUpdate", r, update_failure(info.result));
+            e.keep_graph(g);
+          },
+          py::arg("graph"),
+          "Takes the parameters of `graph`, which must have the same nodes and edges.")
+      .def(
+          "set_kernel_node_params",
+          [](graph_exec &e, graph_node &node, py::args args, py::kwargs kwargs) {
+            kernel_node_args packed;
+            graph_node copy = node; // the node of the Graph keeps its own arguments
+            kernel_update(copy, args, std::move(kwargs), "GraphExec.set_kernel_node_params",
+                          packed);
+            scoped_activation_if_none active(e.get_context());
+            CUPLUG_CALL(cuGraphExecKernelNodeSetParams, e.handle(), node.handle, &packed.params);
+            e.keep(args);
+          },
+          py::arg("node"),
+          "set_kernel_node_params(node, *args, block=None, grid=None, shared=None, "
+          "function=None): new arguments for a kernel node of this executable graph only.")
+      .def_property_readonly("handle", [](const graph_exec &e) {
+        return reinterpret_cast<std::uintptr_t>(e.handle());
+      });
+}
+
+} // namespace cuplug::python
