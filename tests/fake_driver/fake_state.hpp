@@ -96,8 +96,9 @@ struct CUstream_st {
   CUcontext ctx = nullptr;
   unsigned flags = 0;
   int priority = 0;
-  CUgraph capture = nullptr; // the graph work goes into while capturing (graphs.cpp)
+  CUgraph capture = nullptr; // the graph work goes into while capturing (stream_capture.cpp)
   unsigned long long capture_id = 0;
+  bool capture_invalidated = false; // work it could not capture was issued: end_capture fails
 };
 
 struct CUevent_st {
