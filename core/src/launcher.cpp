@@ -2,6 +2,9 @@
 #include <cuplug/launcher.hpp>
 
 #include "foreign_exceptions.hpp"
+#include "launch_attributes.hpp"
+
+#include <cuplug/errors.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -93,8 +96,8 @@ std::pair<device_ptr, std::size_t> launcher::get_global(CUmodule module, const s
   }
 }
 
-void launcher::launch(CUfunction function, const launch_config &c, void *args,
-                      std::size_t arg_bytes) {
+// Grid, block and dynamic shared memory against the limits, before any driver call.
+void launcher::check_launch(CUfunction function, const launch_config &c) {
   const bool block_ok = c.block.x - 1 < max_block[0] && c.block.y - 1 < max_block[1] &&
                         c.block.z - 1 < max_block[2] &&
                         1ull * c.block.x * c.block.y * c.block.z <= max_threads_per_block;
@@ -113,11 +116,36 @@ void launcher::launch(CUfunction function, const launch_config &c, void *args,
           "set_attribute(function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, n), up to "
           "device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN");
   }
+}
+
+void launcher::launch(CUfunction function, const launch_config &c, void *args,
+                      std::size_t arg_bytes) {
+  check_launch(function, c);
   try {
     do_launch(function, c, args, arg_bytes);
   } catch (...) {
     detail::rethrow_as_core_error(*this, "launcher", "launch");
   }
+}
+
+void launcher::launch(CUfunction function, const launch_config &c, const launch_attributes &a,
+                      void *args, std::size_t arg_bytes) {
+  if (!a.any())
+    return launch(function, c, args, arg_bytes);
+  check_launch(function, c);
+  detail::check_launch_attributes(*this, function, c, a);
+  try {
+    do_launch_ex(function, c, a, args, arg_bytes);
+  } catch (...) {
+    detail::rethrow_as_core_error(*this, "launcher", "launch");
+  }
+}
+
+void launcher::do_launch_ex(CUfunction, const launch_config &, const launch_attributes &, void *,
+                            std::size_t) {
+  throw not_supported("launcher '" + backend_name() +
+                      "' cannot launch with clusters, cooperative launches or launch "
+                      "attributes; choose the 'driver' launcher (CUPLUG_LAUNCHER=driver)");
 }
 
 int launcher::function_attribute(CUfunction function, CUfunction_attribute attribute) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace cuplug::plugins {
 namespace {
@@ -123,6 +124,53 @@ void driver_launcher::do_launch(CUfunction function, const launch_config &c, voi
          c.stream, nullptr, arg_bytes != 0 ? extra : nullptr);
   if (__builtin_expect(result != CUDA_SUCCESS, 0))
     check(result, "cuLaunchKernel");
+}
+
+// Clusters, cooperative launches, priorities and programmatic serialisation are attributes of
+// one cuLaunchKernelEx; the core checked them against the device already.
+void driver_launcher::do_launch_ex(CUfunction function, const launch_config &c,
+                                   const launch_attributes &a, void *args, std::size_t arg_bytes) {
+  CUlaunchAttribute attrs[4] = {};
+  unsigned n = 0;
+  if (a.has_cluster()) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = a.cluster.x;
+    attrs[n].value.clusterDim.y = a.cluster.y;
+    attrs[n++].value.clusterDim.z = a.cluster.z;
+  }
+  if (a.cooperative) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[n++].value.cooperative = 1;
+  }
+  if (a.has_priority) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    attrs[n++].value.priority = a.priority;
+  }
+  if (a.programmatic_serialization) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  CUlaunchConfig config{};
+  config.gridDimX = c.grid.x, config.gridDimY = c.grid.y, config.gridDimZ = c.grid.z;
+  config.blockDimX = c.block.x, config.blockDimY = c.block.y, config.blockDimZ = c.block.z;
+  config.sharedMemBytes = c.shared_bytes;
+  config.hStream = c.stream;
+  config.attrs = attrs;
+  config.numAttrs = n;
+  // Parameters one by one where their offsets are known: cooperative launches do not take the
+  // packed buffer (`extra`) on every driver.
+  std::vector<void *> params;
+  if (auto layout = do_parameter_layout(function)) {
+    for (const auto &p : *layout)
+      params.push_back(static_cast<unsigned char *>(args) + p.first);
+    CUPLUG_CALL(cuLaunchKernelEx, &config, function, params.empty() ? nullptr : params.data(),
+                nullptr);
+    return;
+  }
+  std::size_t size = arg_bytes;
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  CUPLUG_CALL(cuLaunchKernelEx, &config, function, nullptr, arg_bytes != 0 ? extra : nullptr);
 }
 
 int driver_launcher::do_function_attribute(CUfunction function, CUfunction_attribute attribute) {

@@ -1,4 +1,4 @@
-// The "driver" launcher: cuModuleLoadDataEx, cuModuleGetFunction, cuLaunchKernel and friends.
+// The "driver" launcher: cuModuleLoadDataEx, cuModuleGetFunction, cuLaunchKernel(Ex) and friends.
 #pragma once
 
 #include <cuplug/launcher.hpp>
@@ -23,6 +23,8 @@ private:
                                                    const std::string &name) override;
   void do_launch(CUfunction function, const launch_config &config, void *args,
                  std::size_t arg_bytes) override;
+  void do_launch_ex(CUfunction function, const launch_config &config,
+                    const launch_attributes &attrs, void *args, std::size_t arg_bytes) override;
   int do_function_attribute(CUfunction function, CUfunction_attribute attribute) override;
   void do_set_function_attribute(CUfunction function, CUfunction_attribute attribute,
                                  int value) override;

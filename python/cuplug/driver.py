@@ -46,6 +46,7 @@ from cuplug._core import (
     HostAllocation,
     HostPointer,
     IPCMemoryHandle,
+    LaunchConfig,
     LaunchError,
     Linker,
     LogicError,
@@ -298,6 +299,7 @@ __all__ = [
     # modules, functions, linking, launch
     "Module",
     "Function",
+    "LaunchConfig",
     "Linker",
     "module_from_buffer",
     "module_from_file",

@@ -228,7 +228,7 @@ CUresult check_resource(const CUDA_RESOURCE_DESC *r) {
   switch (r->resType) {
   case CU_RESOURCE_TYPE_ARRAY:
     return check_array(r->res.array.hArray);
-  case CU_RESOURCE_TYPE_LINEAR: {
+  case CU_RESOURCE_TYPE_LINEAR: { // address: TEXTURE_ALIGNMENT (512)
     const auto &l = r->res.linear;
     const size_t channel = channel_bytes(l.format);
     if (channel == 0 || (l.numChannels != 1 && l.numChannels != 2 && l.numChannels != 4) ||
@@ -237,11 +237,11 @@ CUresult check_resource(const CUDA_RESOURCE_DESC *r) {
     unsigned char *bytes;
     return device_range(l.devPtr, l.sizeInBytes, &bytes);
   }
-  case CU_RESOURCE_TYPE_PITCH2D: {
+  case CU_RESOURCE_TYPE_PITCH2D: { // address and pitch: TEXTURE_PITCH_ALIGNMENT (32)
     const auto &p = r->res.pitch2D;
     const size_t channel = channel_bytes(p.format);
     if (channel == 0 || (p.numChannels != 1 && p.numChannels != 2 && p.numChannels != 4) ||
-        p.devPtr % 512 != 0 || p.pitchInBytes % 32 != 0 || p.width == 0 || p.height == 0 ||
+        p.devPtr % 32 != 0 || p.pitchInBytes % 32 != 0 || p.width == 0 || p.height == 0 ||
         p.width * channel * p.numChannels > p.pitchInBytes)
       return CUDA_ERROR_INVALID_VALUE;
     unsigned char *bytes;

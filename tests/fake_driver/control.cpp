@@ -139,6 +139,22 @@ int fake_cuda_context_stack_depth(void) {
   return static_cast<int>(fake::ctx_stack().size());
 }
 
+int fake_cuda_get_launch_attributes(unsigned back, unsigned *cluster, int *cooperative,
+                                    int *priority) {
+  std::lock_guard<std::recursive_mutex> lock(fake::mutex());
+  const auto &launches = fake::state().launches;
+  if (back >= launches.size())
+    return -1;
+  const fake::launch_record &r = launches[launches.size() - 1 - back];
+  if (cluster)
+    std::copy(r.cluster, r.cluster + 3, cluster);
+  if (cooperative)
+    *cooperative = r.cooperative;
+  if (priority)
+    *priority = r.priority;
+  return 0;
+}
+
 long fake_cuda_live_objects(const char *kind) {
   if (!kind)
     return -1;

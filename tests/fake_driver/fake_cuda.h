@@ -37,6 +37,12 @@ FAKE_CUDA_API int fake_cuda_last_launch(char *name, size_t name_len, unsigned *g
                                         unsigned *block, unsigned *shared_bytes, CUstream *stream,
                                         void *params, size_t *params_size);
 
+/* The launch attributes of the launch `back` launches before the last one (cuLaunchKernelEx;
+ * zeros for cuLaunchKernel): cluster (3, all 0 for none), cooperative, priority. Any output may
+ * be NULL. Returns 0, or -1 when there is no such launch. */
+FAKE_CUDA_API int fake_cuda_get_launch_attributes(unsigned back, unsigned *cluster,
+                                                  int *cooperative, int *priority);
+
 /* Live device-memory allocations (cuMemAlloc, cuMemAllocPitch, cuMemAllocManaged, stream-ordered
  * allocations), and live pinned host allocations (cuMemHostAlloc). */
 FAKE_CUDA_API size_t fake_cuda_live_allocations(void);

@@ -144,8 +144,10 @@ CUresult stream_context(CUstream stream, CUcontext *out) {
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   // Work the fake does not capture (only launches, 1D async copies and memsets are) must not run
   // at once while the stream captures: refused as the driver refuses what it cannot capture.
-  if (stream->capture)
+  if (stream->capture) {
+    stream->capture_invalidated = true; // as the driver does: the capture cannot be ended now
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   *out = stream->ctx;
   return CUDA_SUCCESS;
 }

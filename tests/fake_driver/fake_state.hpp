@@ -96,8 +96,9 @@ struct CUstream_st {
   CUcontext ctx = nullptr;
   unsigned flags = 0;
   int priority = 0;
-  CUgraph capture = nullptr; // the graph work goes into while capturing (graphs.cpp)
+  CUgraph capture = nullptr; // the graph work goes into while capturing (stream_capture.cpp)
   unsigned long long capture_id = 0;
+  bool capture_invalidated = false; // work it could not capture was issued: end_capture fails
 };
 
 struct CUevent_st {
@@ -214,6 +215,9 @@ struct launch_record {
   unsigned shared_bytes = 0;
   CUstream stream = nullptr;
   std::vector<unsigned char> params;
+  unsigned cluster[3] = {0, 0, 0}; // cuLaunchKernelEx's attributes (launch_ex.cpp)
+  int cooperative = 0;
+  int priority = 0;
 };
 
 // All process-wide state. Handles are never freed (destroyed ones are kept as tombstones), so a
@@ -349,6 +353,8 @@ void reset_all();
 CUresult check_launch(CUfunction f, const unsigned grid[3], const unsigned block[3],
                       unsigned shared_bytes, void **kernelParams, void **extra,
                       launch_record &record);
+// Blocks of `f` one multiprocessor holds at once (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+int occupancy_blocks_per_sm(CUfunction f, int block_size, size_t dynamic_shared);
 // The graph `stream` is capturing into, or nullptr (graphs.cpp).
 CUgraph capturing(CUstream stream);
 // Adds a node of `n` to the capture of `stream` after its last captured node.
@@ -376,6 +382,7 @@ void add_linker_entries(entry_table &t);
 void add_array_entries(entry_table &t);
 void add_graph_entries(entry_table &t);
 void add_stream_capture_entries(entry_table &t);
+void add_launch_ex_entries(entry_table &t);
 const entry_table &entries();
 
 // Device attributes (device_attributes.cpp).

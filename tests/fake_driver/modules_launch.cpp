@@ -386,6 +386,10 @@ CUresult fake_cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize,
 
 } // namespace
 
+int occupancy_blocks_per_sm(CUfunction f, int block_size, size_t dynamic_shared) {
+  return blocks_per_sm(f, block_size, dynamic_shared);
+}
+
 CUresult load_module(CUmodule *module, const void *image, size_t size, const jit_options *jit) {
   if (!module || !image)
     return CUDA_ERROR_INVALID_VALUE;

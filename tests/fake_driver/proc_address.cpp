@@ -19,6 +19,7 @@ const entry_table &entries() {
     add_linker_entries(*t);
     add_array_entries(*t);
     add_graph_entries(*t);
+    add_launch_ex_entries(*t);
     return t;
   }();
   return *table;

@@ -13,6 +13,8 @@ CUgraph capturing(CUstream stream) {
 }
 
 CUresult capture_node(CUstream stream, graph_node n) {
+  if (stream->capture_invalidated)
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   CUgraph g = stream->capture;
   auto *node = new CUgraphNode_st;
   node->graph = g;
@@ -58,8 +60,15 @@ CUresult fake_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) {
   FAKE_CHECK(capture_stream(hStream));
   if (!hStream->capture)
     return CUDA_ERROR_ILLEGAL_STATE;
-  *phGraph = hStream->capture;
+  CUgraph g = hStream->capture;
   hStream->capture = nullptr;
+  if (hStream->capture_invalidated) {
+    hStream->capture_invalidated = false;
+    state().graphs.erase(g);
+    *phGraph = nullptr;
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  }
+  *phGraph = g;
   return CUDA_SUCCESS;
 }
 
@@ -74,8 +83,9 @@ CUresult fake_cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captu
     return CUDA_SUCCESS;
   }
   FAKE_CHECK(capture_stream(hStream));
-  *captureStatus =
-      hStream->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  *captureStatus = !hStream->capture              ? CU_STREAM_CAPTURE_STATUS_NONE
+                   : hStream->capture_invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                                  : CU_STREAM_CAPTURE_STATUS_ACTIVE;
   return CUDA_SUCCESS;
 }
 

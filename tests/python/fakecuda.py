@@ -457,8 +457,20 @@ class FakeCuda(Driver):
         lib.fake_cuda_set_ipc_in_process.restype = None
         lib.fake_cuda_reuse_context_handles.argtypes = [c_int]
         lib.fake_cuda_reuse_context_handles.restype = None
+        lib.fake_cuda_get_launch_attributes.argtypes = [c_uint, P(c_uint), P(c_int), P(c_int)]
+        lib.fake_cuda_get_launch_attributes.restype = c_int
         lib.fake_cuda_live_objects.argtypes = [c_char_p]
         lib.fake_cuda_live_objects.restype = ctypes.c_long
+
+    def launch_attributes(self, back: int = 0) -> tuple | None:
+        """(cluster, cooperative, priority) of a launch (cuLaunchKernelEx's attributes; zeros for
+        cuLaunchKernel), or None when there is no such launch."""
+        cluster, cooperative, priority = (c_uint * 3)(), c_int(), c_int()
+        if self.lib.fake_cuda_get_launch_attributes(
+            back, cluster, byref(cooperative), byref(priority)
+        ):
+            return None
+        return tuple(cluster), cooperative.value, priority.value
 
     def live_objects(self, kind: str) -> int:
         """Live driver objects of `kind`: array, texture, surface, graph, graph_exec."""

@@ -119,6 +119,27 @@ class CUgraphExecUpdateResultInfo(Structure):
     _fields_ = [("result", c_int), ("errorNode", handle), ("errorFromNode", handle)]
 
 
+class CUlaunchAttribute(Structure):
+    _fields_ = [("id", c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_ubyte * 64)]
+
+
+class CUlaunchConfig(Structure):
+    _fields_ = [
+        ("gridDimX", c_uint),
+        ("gridDimY", c_uint),
+        ("gridDimZ", c_uint),
+        ("blockDimX", c_uint),
+        ("blockDimY", c_uint),
+        ("blockDimZ", c_uint),
+        ("sharedMemBytes", c_uint),
+        ("hStream", handle),
+        ("attrs", P(CUlaunchAttribute)),
+        ("numAttrs", c_uint),
+    ]
+
+
+CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2
+CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
 CU_RESOURCE_TYPE_ARRAY = 0
 CU_RESOURCE_TYPE_LINEAR = 2
 CU_RESOURCE_TYPE_PITCH2D = 3
@@ -191,4 +212,5 @@ PROTOTYPES = {
     "cuGraphUpload": [handle, handle],
     "cuGraphExecUpdate": [handle, handle, P(CUgraphExecUpdateResultInfo)],
     "cuGraphExecKernelNodeSetParams": [handle, handle, P(CUDA_KERNEL_NODE_PARAMS)],
+    "cuLaunchKernelEx": [c_void_p, handle, P(c_void_p), P(c_void_p)],
 }

@@ -20,6 +20,18 @@ def array_2d(width=8, height=4, fmt=None, channels=1, flags=0):
     )
 
 
+def read_2d(ary, like):
+    """A 2D array's texels through Memcpy2D (memcpy_atoh is for 1D arrays)."""
+    out = np.zeros_like(like)
+    copy = drv.Memcpy2D()
+    copy.set_src_array(ary)
+    copy.set_dst_host(out)
+    copy.width_in_bytes = copy.dst_pitch = out.strides[0]
+    copy.height = out.shape[0]
+    copy(aligned=True)
+    return out
+
+
 # ---- descriptors and arrays ---------------------------------------------------------------------
 
 
@@ -163,9 +175,7 @@ def test_pycuda_helpers_make_the_arrays_pycuda_makes(ctx):
     a = drv.make_multichannel_2d_array(img, "C")
     d = a.get_descriptor()
     assert (d.width, d.height, d.num_channels) == (6, 4, 4)
-    out = np.zeros_like(img)
-    drv.memcpy_atoh(out, a, 0)
-    assert np.array_equal(out, img)
+    assert np.array_equal(read_2d(a, img), img)
     layered = drv.np_to_array(np.ones((4, 6), np.float32), "C", allowSurfaceBind=True)
     flags = layered.get_descriptor_3d().flags
     assert flags & drv.array3d_flags.SURFACE_LDST and flags & drv.array3d_flags.LAYERED
@@ -182,9 +192,7 @@ def test_gpuarray_to_array_copies_on_the_device(ctx):
 
     data = np.arange(24, dtype=np.float32).reshape(4, 6)
     a = drv.gpuarray_to_array(gpuarray.to_gpu(data), "C")
-    out = np.zeros_like(data)
-    drv.memcpy_atoh(out, a, 0)
-    assert np.array_equal(out, data)
+    assert np.array_equal(read_2d(a, data), data)
 
 
 # ---- texture and surface objects ----------------------------------------------------------------

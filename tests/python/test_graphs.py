@@ -106,6 +106,7 @@ def test_host_nodes_keep_their_callable_and_report_exceptions(ctx, monkeypatch):
     g.add_host_node(broken)
     gc.collect()
     g.instantiate().launch()
+    drv.Context.synchronize()
     assert seen == ["ran"]
     assert len(unraisable) == 1 and str(unraisable[0]) == "boom"
     with pytest.raises(TypeError, match="expected a callable"):
@@ -139,13 +140,14 @@ def test_stream_capture_records_call_and_prepared_launches(ctx, mod, fake):
 def test_capture_errors(ctx):
     s = drv.Stream()
     with pytest.raises(drv.LogicError, match="cuStreamEndCapture"):
-        s.end_capture()
+        s.end_capture()  # not capturing
     s.begin_capture()
-    with pytest.raises(drv.Error, match="cuStreamBeginCapture"):
-        s.begin_capture()
     with pytest.raises(drv.Error):
-        s.synchronize()  # not capturable
-    s.end_capture()
+        s.synchronize()  # cannot be captured: the capture is invalidated
+    assert s.is_capturing
+    with pytest.raises(drv.Error, match="cuStreamEndCapture"):
+        s.end_capture()
+    assert not s.is_capturing
     with pytest.raises(TypeError):
         drv.Stream().begin_capture(99)  # a capture_mode, not an int
 
@@ -217,7 +219,8 @@ def test_bad_nodes_are_refused_with_their_reason(ctx, mod):
 
 
 def test_memcpy_nodes_from_memcpy3d_and_dot_output(ctx, tmp_path):
-    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    data = drv.pagelocked_empty((3, 4), np.float32)  # graphs copy page-locked host memory
+    data[:] = np.arange(12, dtype=np.float32).reshape(3, 4)
     ary = drv.Array(drv.ArrayDescriptor(4, 3, drv.array_format.FLOAT, 1))
     up = drv.Memcpy3D()
     up.set_src_host(data)
@@ -231,7 +234,12 @@ def test_memcpy_nodes_from_memcpy3d_and_dot_output(ctx, tmp_path):
     gc.collect()
     g.instantiate().launch()
     out = np.zeros_like(data)
-    drv.memcpy_atoh(out, ary, 0)
+    down = drv.Memcpy2D()
+    down.set_src_array(ary)
+    down.set_dst_host(out)
+    down.width_in_bytes = down.dst_pitch = 16
+    down.height = 3
+    down(aligned=True)
     assert np.array_equal(out, data)
     path = tmp_path / "g.dot"
     g.debug_dot_print(str(path))

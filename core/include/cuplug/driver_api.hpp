@@ -70,7 +70,7 @@ namespace cuplug {
   X(cuGraphAddChildGraphNode) X(cuGraphAddDependencies) X(cuGraphGetNodes) X(cuGraphGetRootNodes) \
   X(cuGraphNodeGetType) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams)               \
   X(cuGraphDebugDotPrint) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch)   \
-  X(cuGraphUpload) X(cuGraphExecUpdate) X(cuGraphExecKernelNodeSetParams)
+  X(cuGraphUpload) X(cuGraphExecUpdate) X(cuGraphExecKernelNodeSetParams) X(cuLaunchKernelEx)
 // clang-format on
 
 // The member name and prototype of an entry X(name) or X(name, prototype).

@@ -25,6 +25,19 @@ struct launch_config {
   CUstream stream = nullptr;
 };
 
+// What a launch asks beyond PyCUDA's (cuLaunchKernelEx's launch attributes).
+struct launch_attributes {
+  dim3 cluster{0, 0, 0};    // thread-block cluster shape (compute capability 9.0+); all 0: none
+  bool cooperative = false; // all blocks co-resident, so the grid can synchronise
+  bool has_priority = false;
+  int priority = 0;                        // stream priority of this launch, when has_priority
+  bool programmatic_serialization = false; // may overlap the previous kernel on the stream
+  bool any() const noexcept {
+    return has_cluster() || cooperative || has_priority || programmatic_serialization;
+  }
+  bool has_cluster() const noexcept { return cluster.x != 0 || cluster.y != 0 || cluster.z != 0; }
+};
+
 struct jit_option {
   CUjit_option option;
   long long value;
@@ -50,6 +63,14 @@ public:
   // Checks grid/block/shared against the device's limits before calling the driver and throws
   // std::invalid_argument naming the limit.
   void launch(CUfunction function, const launch_config &config, void *args, std::size_t arg_bytes);
+  // launch() with launch attributes. Also checks them against the device and the function
+  // before the driver call: clusters need CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, a grid that is a
+  // multiple of the cluster shape, and at most 8 blocks per cluster (more only where the
+  // function allows non-portable sizes, up to the device's limit); a cooperative launch needs
+  // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH and a grid whose blocks all fit on the device at
+  // once. std::invalid_argument names the limit; backends without it throw not_supported.
+  void launch(CUfunction function, const launch_config &config, const launch_attributes &attrs,
+              void *args, std::size_t arg_bytes);
 
   [[nodiscard]] int function_attribute(CUfunction function, CUfunction_attribute attribute);
   void set_function_attribute(CUfunction function, CUfunction_attribute attribute, int value);
@@ -61,6 +82,8 @@ public:
                                                          std::size_t dynamic_shared);
 
 private:
+  void check_launch(CUfunction function, const launch_config &config);
+
   virtual CUmodule do_load_module(const void *image, std::size_t bytes,
                                   const std::vector<jit_option> &options,
                                   std::string *info_log) = 0;
@@ -71,6 +94,9 @@ private:
                                                            const std::string &name) = 0;
   virtual void do_launch(CUfunction function, const launch_config &config, void *args,
                          std::size_t arg_bytes) = 0;
+  // Launch attributes; the default refuses them (not_supported naming the backend's choice).
+  virtual void do_launch_ex(CUfunction function, const launch_config &config,
+                            const launch_attributes &attrs, void *args, std::size_t arg_bytes);
   virtual int do_function_attribute(CUfunction function, CUfunction_attribute attribute) = 0;
   virtual void do_set_function_attribute(CUfunction function, CUfunction_attribute attribute,
                                          int value) = 0;

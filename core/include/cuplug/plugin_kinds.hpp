@@ -20,7 +20,7 @@
 #define CUPLUG_PLUGIN_KINDS(X)                                                                     \
   X(allocator, 1, 2, "device")                                                                     \
   X(compiler, 2, 2, "nvrtc")                                                                       \
-  X(launcher, 3, 1, "driver")                                                                      \
+  X(launcher, 3, 2, "driver")                                                                      \
   X(rng, 4, 2, "curand")                                                                           \
   X(interop, 5, 2, "gl")
 

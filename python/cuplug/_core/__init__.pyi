@@ -12,7 +12,7 @@ from . import allocators
 from . import _array
 from . import _dlpack
 from . import rng
-__all__: list[str] = ['AlignedHostAllocation', 'Array', 'ArrayDescriptor', 'ArrayDescriptor3D', 'CompileError', 'ConfigError', 'Context', 'Device', 'DeviceAllocation', 'DeviceMemoryPool', 'Error', 'Event', 'Function', 'Graph', 'GraphExec', 'GraphNode', 'HostAllocation', 'HostPointer', 'IPCMemoryHandle', 'LaunchError', 'Linker', 'LogicError', 'ManagedAllocation', 'Memcpy2D', 'Memcpy3D', 'Memcpy3DPeer', 'MemoryError', 'Module', 'NotSupportedError', 'PageLockedAllocator', 'PageLockedMemoryPool', 'PagelockedHostAllocation', 'PluginError', 'PointerHolderBase', 'PooledDeviceAllocation', 'PooledHostAllocation', 'RegisteredHostMemory', 'RuntimeError', 'Stream', 'SurfaceObject', 'TRSA_OVERRIDE_FORMAT', 'TRSF_NORMALIZED_COORDINATES', 'TRSF_READ_AS_INTEGER', 'TR_DEFAULT', 'TextureObject', 'address_mode', 'aligned_empty', 'aligned_empty_like', 'aligned_zeros', 'aligned_zeros_like', 'allocators', 'array3d_flags', 'array_cubemap_face', 'array_format', 'backends', 'bitlog2', 'capture_mode', 'compute_mode', 'ctx_flags', 'device_attribute', 'event_flags', 'filter_mode', 'func_cache', 'function_attribute', 'get_driver_version', 'get_version', 'graph_node_type', 'graphics_register_flags', 'host_alloc_flags', 'init', 'ipc_mem_flags', 'jit_fallback', 'jit_input_type', 'jit_option', 'jit_target', 'limit', 'managed_empty', 'managed_empty_like', 'managed_zeros', 'managed_zeros_like', 'mem_alloc', 'mem_alloc_managed', 'mem_alloc_pitch', 'mem_attach_flags', 'mem_get_address_range', 'mem_get_info', 'mem_get_ipc_handle', 'mem_host_register_flags', 'memcpy_atoa', 'memcpy_atod', 'memcpy_atoh', 'memcpy_atoh_async', 'memcpy_dtoa', 'memcpy_dtod', 'memcpy_dtod_async', 'memcpy_dtoh', 'memcpy_dtoh_async', 'memcpy_htoa', 'memcpy_htoa_async', 'memcpy_htod', 'memcpy_htod_async', 'memcpy_peer', 'memcpy_peer_async', 'memory_type', 'memset_d16', 'memset_d16_async', 'memset_d2d16', 'memset_d2d16_async', 'memset_d2d32', 'memset_d2d32_async', 'memset_d2d8', 'memset_d2d8_async', 'memset_d32', 'memset_d32_async', 'memset_d8', 'memset_d8_async', 'module_from_buffer', 'module_from_file', 'pagelocked_empty', 'pagelocked_empty_like', 'pagelocked_zeros', 'pagelocked_zeros_like', 'pointer_attribute', 'profiler_output_mode', 'register_host_memory', 'rng', 'shared_config']
+__all__: list[str] = ['AlignedHostAllocation', 'Array', 'ArrayDescriptor', 'ArrayDescriptor3D', 'CompileError', 'ConfigError', 'Context', 'Device', 'DeviceAllocation', 'DeviceMemoryPool', 'Error', 'Event', 'Function', 'Graph', 'GraphExec', 'GraphNode', 'HostAllocation', 'HostPointer', 'IPCMemoryHandle', 'LaunchConfig', 'LaunchError', 'Linker', 'LogicError', 'ManagedAllocation', 'Memcpy2D', 'Memcpy3D', 'Memcpy3DPeer', 'MemoryError', 'Module', 'NotSupportedError', 'PageLockedAllocator', 'PageLockedMemoryPool', 'PagelockedHostAllocation', 'PluginError', 'PointerHolderBase', 'PooledDeviceAllocation', 'PooledHostAllocation', 'RegisteredHostMemory', 'RuntimeError', 'Stream', 'SurfaceObject', 'TRSA_OVERRIDE_FORMAT', 'TRSF_NORMALIZED_COORDINATES', 'TRSF_READ_AS_INTEGER', 'TR_DEFAULT', 'TextureObject', 'address_mode', 'aligned_empty', 'aligned_empty_like', 'aligned_zeros', 'aligned_zeros_like', 'allocators', 'array3d_flags', 'array_cubemap_face', 'array_format', 'backends', 'bitlog2', 'capture_mode', 'compute_mode', 'ctx_flags', 'device_attribute', 'event_flags', 'filter_mode', 'func_cache', 'function_attribute', 'get_driver_version', 'get_version', 'graph_node_type', 'graphics_register_flags', 'host_alloc_flags', 'init', 'ipc_mem_flags', 'jit_fallback', 'jit_input_type', 'jit_option', 'jit_target', 'limit', 'managed_empty', 'managed_empty_like', 'managed_zeros', 'managed_zeros_like', 'mem_alloc', 'mem_alloc_managed', 'mem_alloc_pitch', 'mem_attach_flags', 'mem_get_address_range', 'mem_get_info', 'mem_get_ipc_handle', 'mem_host_register_flags', 'memcpy_atoa', 'memcpy_atod', 'memcpy_atoh', 'memcpy_atoh_async', 'memcpy_dtoa', 'memcpy_dtod', 'memcpy_dtod_async', 'memcpy_dtoh', 'memcpy_dtoh_async', 'memcpy_htoa', 'memcpy_htoa_async', 'memcpy_htod', 'memcpy_htod_async', 'memcpy_peer', 'memcpy_peer_async', 'memory_type', 'memset_d16', 'memset_d16_async', 'memset_d2d16', 'memset_d2d16_async', 'memset_d2d32', 'memset_d2d32_async', 'memset_d2d8', 'memset_d2d8_async', 'memset_d32', 'memset_d32_async', 'memset_d8', 'memset_d8_async', 'module_from_buffer', 'module_from_file', 'pagelocked_empty', 'pagelocked_empty_like', 'pagelocked_zeros', 'pagelocked_zeros_like', 'pointer_attribute', 'profiler_output_mode', 'register_host_memory', 'rng', 'shared_config']
 class Error(Exception):
     """
     Base of every cuplug error. Errors from a driver call carry .code (the CUresult) and .routine (the call that failed).
@@ -4631,6 +4631,27 @@ class Linker:
     def close(self) -> None:
         ...
     def link_module(self) -> Module:
+        ...
+class LaunchConfig:
+    """
+    A reusable launch configuration (beyond PyCUDA; cuda.core has one): grid, block, shared and launch attributes: cluster (thread-block cluster shape, compute capability 9.0+), cooperative (grid-wide synchronisation), priority, programmatic_serialization. Pass it as config= to Function.__call__ / prepared_call / prepared_async_call; keywords of the call override its grid, block and shared. Checked against the device before each launch.
+    """
+    def __init__(self, *, grid: typing.Any = None, block: typing.Any = None, shared: typing.Any = None, cluster: typing.Any = None, cooperative: bool = False, priority: typing.Any = None, programmatic_serialization: bool = False) -> None:
+        ...
+    @property
+    def block(self) -> typing.Any:
+        ...
+    @property
+    def cluster(self) -> typing.Any:
+        ...
+    @property
+    def cooperative(self) -> bool:
+        ...
+    @property
+    def grid(self) -> typing.Any:
+        ...
+    @property
+    def priority(self) -> typing.Any:
         ...
 class Function:
     """

@@ -44,9 +44,10 @@ public:
                           const char *routine) const;
   // pack_prepared_args(), then launch().
   void prepared_launch(const launch_config &config, PyObject *const *args, std::size_t nargs,
-                       arg_buffer &buffer, const char *routine) {
+                       arg_buffer &buffer, const char *routine,
+                       const launch_attributes &attrs = {}) {
     pack_prepared_args(args, nargs, buffer, routine);
-    launch(config, buffer.data(), buffer.size());
+    launch(config, attrs, buffer.data(), buffer.size());
   }
 
   // Launches an already packed parameter buffer (the launcher checks the geometry), under the
@@ -55,6 +56,16 @@ public:
     const CUfunction f = live_handle("cuLaunchKernel");
     scoped_activation_if_none active(module_->get_context());
     launcher_->launch(f, config, args, bytes);
+    last_block = config.block;
+  }
+  // With launch attributes (clusters, cooperative, ...): cuLaunchKernelEx when any is set.
+  void launch(const launch_config &config, const launch_attributes &attrs, void *args,
+              std::size_t bytes) {
+    if (!attrs.any())
+      return launch(config, args, bytes);
+    const CUfunction f = live_handle("cuLaunchKernelEx");
+    scoped_activation_if_none active(module_->get_context());
+    launcher_->launch(f, config, attrs, args, bytes);
     last_block = config.block;
   }
 

@@ -4,6 +4,7 @@
 #include "launch/function.hpp"
 #include "launch/launch_args.hpp"
 #include "launch/launch_entries.hpp"
+#include "launch/launch_options.hpp"
 
 #include <chrono>
 #include <cstring>
@@ -57,12 +58,29 @@ PyObject *prepared_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     function &f = self_function(self);
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     launch_config config;
+    launch_attributes attrs;
     if (kwnames != nullptr) {
-      const Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-      if (nkw != 1 || !name_is(PyTuple_GET_ITEM(kwnames, 0), names().shared_size, "shared_size"))
-        throw py::type_error(std::string(routine) +
-                             ": unknown keyword arguments: " + joined_names(kwnames));
-      config.shared_bytes = shared_bytes(args[nargs], "shared_size");
+      const interned_names &n = names();
+      PyObject *shared = nullptr;
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
+        if (name_is(name, n.shared_size, "shared_size"))
+          shared = value;
+        else if (name_is(name, n.cluster, "cluster"))
+          set_cluster(value, attrs);
+        else if (name_is(name, n.cooperative, "cooperative"))
+          set_cooperative(value, attrs);
+        else if (name_is(name, n.config, "config")) {
+          const launch_options &o = as_launch_options(value);
+          attrs = o.attrs;
+          if (o.has_shared)
+            config.shared_bytes = o.shared_bytes;
+        } else
+          throw py::type_error(std::string(routine) +
+                               ": unknown keyword arguments: " + joined_names(kwnames));
+      }
+      if (shared != nullptr)
+        config.shared_bytes = shared_bytes(shared, "shared_size");
     }
     if (nargs < 1)
       throw py::type_error(std::string(routine) + "() takes (grid, block, " +
@@ -89,7 +107,7 @@ PyObject *prepared_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs
       config.stream = to_stream(stream);
     arg_buffer buffer;
     f.prepared_launch(config, args + first, static_cast<std::size_t>(nargs - first), buffer,
-                      routine);
+                      routine, attrs);
     Py_RETURN_NONE;
   } catch (...) {
     py::detail::try_translate_exceptions();
@@ -122,19 +140,23 @@ PyObject *call(PyObject *self, PyObject *const *args, std::size_t nargsf,
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     const interned_names &n = names();
     PyObject *block = nullptr, *grid = nullptr, *stream = Py_None, *shared = nullptr,
-             *texrefs = nullptr, *time_kernel = nullptr;
+             *texrefs = nullptr, *time_kernel = nullptr, *cluster = nullptr, *cooperative = nullptr,
+             *config_obj = nullptr;
     if (kwnames != nullptr) {
       // Keyword names are interned: compare pointers first, text only for the odd caller.
-      PyObject *const known[] = {n.block, n.grid, n.stream, n.shared, n.texrefs, n.time_kernel};
-      PyObject **slots[] = {&block, &grid, &stream, &shared, &texrefs, &time_kernel};
+      constexpr int nknown = 9;
+      PyObject *const known[nknown] = {n.block,       n.grid,    n.stream,      n.shared, n.texrefs,
+                                       n.time_kernel, n.cluster, n.cooperative, n.config};
+      PyObject **slots[nknown] = {&block,       &grid,    &stream,      &shared,    &texrefs,
+                                  &time_kernel, &cluster, &cooperative, &config_obj};
       std::string unknown;
       for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, i);
         int which = -1;
-        for (int k = 0; k < 6 && which < 0; ++k)
+        for (int k = 0; k < nknown && which < 0; ++k)
           if (name == known[k])
             which = k;
-        for (int k = 0; k < 6 && which < 0; ++k)
+        for (int k = 0; k < nknown && which < 0; ++k)
           if (PyUnicode_Compare(name, known[k]) == 0)
             which = k;
         if (which >= 0)
@@ -145,17 +167,33 @@ PyObject *call(PyObject *self, PyObject *const *args, std::size_t nargsf,
       if (!unknown.empty())
         throw py::value_error("extra keyword arguments: " + unknown);
     }
-    if (block == nullptr || block == Py_None)
+    launch_config config;
+    launch_attributes attrs;
+    const launch_options *opts = config_obj ? &as_launch_options(config_obj) : nullptr;
+    if (opts != nullptr) { // the call's own keywords override it
+      if (opts->has_grid)
+        config.grid = opts->grid;
+      if (opts->has_block)
+        config.block = opts->block;
+      config.shared_bytes = opts->shared_bytes;
+      attrs = opts->attrs;
+    }
+    const bool has_block = block != nullptr && block != Py_None;
+    if (!has_block && !(opts != nullptr && opts->has_block))
       throw py::value_error("must specify block size");
     if (texrefs != nullptr && truthy(texrefs))
       throw not_supported("Function.__call__: texrefs: texture references were removed in CUDA "
                           "12; use texture objects passed as kernel arguments");
-    launch_config config;
-    config.block = memo_dims(block, f.block_memo, "block");
+    if (has_block)
+      config.block = memo_dims(block, f.block_memo, "block");
     if (grid != nullptr)
       config.grid = memo_dims(grid, f.grid_memo, "grid");
     if (shared != nullptr)
       config.shared_bytes = shared_bytes(shared, "shared");
+    if (cluster != nullptr)
+      set_cluster(cluster, attrs);
+    if (cooperative != nullptr)
+      set_cooperative(cooperative, attrs);
     const bool timed = time_kernel != nullptr && truthy(time_kernel);
     if (stream != Py_None) {
       if (timed) {
@@ -171,7 +209,7 @@ PyObject *call(PyObject *self, PyObject *const *args, std::size_t nargsf,
     pack_call(args, static_cast<std::size_t>(nargs), f.parameters(), buffer, handlers, f.name());
 
     if (handlers.empty() && !timed) { // the common case
-      f.launch(config, buffer.data(), buffer.size());
+      f.launch(config, attrs, buffer.data(), buffer.size());
       Py_RETURN_NONE;
     }
     py::handle stream_obj(stream);
@@ -188,7 +226,7 @@ PyObject *call(PyObject *self, PyObject *const *args, std::size_t nargsf,
       context_synchronize();
       start = clock::now();
     }
-    f.launch(config, buffer.data(), buffer.size());
+    f.launch(config, attrs, buffer.data(), buffer.size());
     double seconds = 0;
     if (stream == Py_None && (timed || !post.empty())) {
       context_synchronize();

@@ -6,6 +6,7 @@
 #include "launch/function.hpp"
 #include "launch/launch_args.hpp"
 #include "launch/launch_entries.hpp"
+#include "launch/launch_options.hpp"
 #include "support/host_buffer.hpp"
 
 #include <cctype>
@@ -73,6 +74,7 @@ std::string format_of(py::handle arg_types) {
 } // namespace
 
 void init_launch(py::module_ &m) {
+  init_launch_config(m);
   auto cls = py::class_<function, function_ptr>(
       m, "Function", py::dynamic_attr(),
       "A kernel of a Module. Accepts arbitrary attributes (PyCUDA code stores its own).");

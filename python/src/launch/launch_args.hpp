@@ -114,7 +114,7 @@ void deprecated_signature(const char *routine);
 
 struct interned_names {
   PyObject *shared_size, *block, *grid, *stream, *shared, *texrefs, *time_kernel, *pre_call,
-      *post_call;
+      *post_call, *cluster, *cooperative, *config;
 };
 
 inline const interned_names &names() {
@@ -123,7 +123,8 @@ inline const interned_names &names() {
       PyUnicode_InternFromString("grid"),        PyUnicode_InternFromString("stream"),
       PyUnicode_InternFromString("shared"),      PyUnicode_InternFromString("texrefs"),
       PyUnicode_InternFromString("time_kernel"), PyUnicode_InternFromString("pre_call"),
-      PyUnicode_InternFromString("post_call")};
+      PyUnicode_InternFromString("post_call"),   PyUnicode_InternFromString("cluster"),
+      PyUnicode_InternFromString("cooperative"), PyUnicode_InternFromString("config")};
   return n;
 }
 

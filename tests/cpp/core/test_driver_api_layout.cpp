@@ -201,11 +201,12 @@ FROZEN(164, cuGraphLaunch)
 FROZEN(165, cuGraphUpload)
 FROZEN(166, cuGraphExecUpdate)
 FROZEN(167, cuGraphExecKernelNodeSetParams)
+FROZEN(168, cuLaunchKernelEx)
 
 #pragma GCC diagnostic pop
 
 // The number of FROZEN lines above.
-constexpr std::size_t frozen_entries = 168;
+constexpr std::size_t frozen_entries = 169;
 static_assert(cuplug::driver_api_entries >= frozen_entries,
               "driver_api lost entries: the table is append-only");
 static_assert(cuplug::driver_api_entries == frozen_entries,

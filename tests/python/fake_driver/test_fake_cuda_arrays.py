@@ -155,3 +155,19 @@ def test_destroying_a_context_destroys_its_arrays_and_textures(fake_drv):
     assert (fake_drv.live_objects("array"), fake_drv.live_objects("texture")) == (0, 0)
     with pytest.raises(ValueError, match="no objects of kind"):
         fake_drv.live_objects("nonsense")
+
+
+def test_pitched_textures_need_aligned_pitches(drv, ctx):
+    p = alloc(drv, 64 * 16)
+    r = fo.CUDA_RESOURCE_DESC()
+    r.resType = fo.CU_RESOURCE_TYPE_PITCH2D
+    tex = c_uint64()
+    r.res.pitch2D = fo._Pitch2D(p + 32, fo.CU_AD_FORMAT_FLOAT, 1, 8, 8, 64)
+    drv.check("cuTexObjectCreate", byref(tex), byref(r), byref(fo.CUDA_TEXTURE_DESC()), None)
+    drv.check("cuTexObjectDestroy", tex)
+    r.res.pitch2D = fo._Pitch2D(p, fo.CU_AD_FORMAT_FLOAT, 1, 8, 8, 40)  # not a multiple of 32
+    desc = fo.CUDA_TEXTURE_DESC()
+    assert (
+        drv.cuTexObjectCreate(byref(tex), byref(r), byref(desc), None) == CUDA_ERROR_INVALID_VALUE
+    )
+    drv.check("cuMemFree", p)

@@ -151,6 +151,22 @@ def test_stream_capture_turns_work_into_nodes(drv, ctx):
     drv.check("cuStreamDestroy", s)
 
 
+def test_work_that_cannot_be_captured_invalidates_the_capture(drv, ctx):
+    s = c_void_p()
+    drv.check("cuStreamCreate", byref(s), 0)
+    drv.check("cuStreamBeginCapture", s, 0)
+    assert drv.cuStreamSynchronize(s) != CUDA_SUCCESS
+    status = c_int(-1)
+    drv.check("cuStreamIsCapturing", s, byref(status))
+    assert status.value == 2  # CU_STREAM_CAPTURE_STATUS_INVALIDATED
+    g = c_void_p(1)
+    assert drv.cuStreamEndCapture(s, byref(g)) == 901  # CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+    assert not g.value
+    drv.check("cuStreamIsCapturing", s, byref(status))
+    assert status.value == 0
+    drv.check("cuStreamDestroy", s)
+
+
 def test_captured_kernel_launches_and_node_parameters(drv, ctx):
     mod = load(drv, SAMPLE_PTX)
     f = function(drv, mod, b"empty")
