@@ -4,15 +4,15 @@
 // Prints one line: "raw_graph: loop_us=<best> loop_median_us=<median> graph_us=<best>
 // graph_median_us=<median> ..." (per chain of K kernels; bench_graph.py parses it). --ptx-out
 // writes the PTX it launched, so Python loads exactly the same kernel.
+#include "raw_kernel.hpp"
+
 #include <cuda.h>
-#include <nvrtc.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -26,36 +26,7 @@ extern "C" __global__ void bump(float *data, int n) {
 }
 )";
 
-void check(CUresult r, const char *what) {
-  if (r == CUDA_SUCCESS)
-    return;
-  const char *name = "?";
-  cuGetErrorName(r, &name);
-  std::fprintf(stderr, "raw_graph: %s failed: %s\n", what, name);
-  std::exit(1);
-}
-
-void check_nvrtc(nvrtcResult r, const char *what) {
-  if (r == NVRTC_SUCCESS)
-    return;
-  std::fprintf(stderr, "raw_graph: %s failed: %s\n", what, nvrtcGetErrorString(r));
-  std::exit(1);
-}
-
-std::string compile_ptx(int major, int minor) {
-  nvrtcProgram prog;
-  check_nvrtc(nvrtcCreateProgram(&prog, kernel_source, "bump.cu", 0, nullptr, nullptr),
-              "nvrtcCreateProgram");
-  const std::string arch = "--gpu-architecture=compute_" + std::to_string(major * 10 + minor);
-  const char *opts[] = {arch.c_str()};
-  check_nvrtc(nvrtcCompileProgram(prog, 1, opts), "nvrtcCompileProgram");
-  size_t size = 0;
-  check_nvrtc(nvrtcGetPTXSize(prog, &size), "nvrtcGetPTXSize");
-  std::string ptx(size, '\0');
-  check_nvrtc(nvrtcGetPTX(prog, ptx.data()), "nvrtcGetPTX");
-  nvrtcDestroyProgram(&prog);
-  return ptx;
-}
+void check(CUresult r, const char *what) { raw_bench::check("raw_graph", r, what); }
 
 // (best, median) microseconds of run() over `repeats` runs.
 template <class Run> std::pair<double, double> timed(int repeats, Run run) {
@@ -93,25 +64,10 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  check(cuInit(0), "cuInit");
-  CUdevice dev;
-  check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-  char name[256];
-  check(cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
-  int major = 0, minor = 0;
-  check(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc");
-  check(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc");
-  CUcontext ctx;
-  check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-
-  const std::string ptx = compile_ptx(major, minor);
-  if (ptx_out != nullptr)
-    std::ofstream(ptx_out, std::ios::binary).write(ptx.c_str(), std::strlen(ptx.c_str()));
-  CUmodule module;
-  check(cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData");
-  CUfunction function;
-  check(cuModuleGetFunction(&function, module, "bump"), "cuModuleGetFunction");
+  const raw_kernel::loaded_kernel k =
+      raw_kernel::load("raw_graph", kernel_source, "bump.cu", "bump", ptx_out);
+  const CUfunction function = k.function;
+  const char *const name = k.name;
   CUstream stream;
   check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 

@@ -2,15 +2,15 @@
 // Usage: raw_launch [--iters N] [--repeats R] [--ptx-out FILE]
 // Prints one line: "raw_launch: us_per_launch=<best> median_us=<median> ..." (bench_launch.py
 // parses it). --ptx-out writes the PTX it launched, so Python loads exactly the same kernel.
+#include "raw_kernel.hpp"
+
 #include <cuda.h>
-#include <nvrtc.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -21,36 +21,7 @@ const char *const kernel_source = R"(
 extern "C" __global__ void empty_kernel(float *data, int n) {}
 )";
 
-void check(CUresult r, const char *what) {
-  if (r == CUDA_SUCCESS)
-    return;
-  const char *name = "?";
-  cuGetErrorName(r, &name);
-  std::fprintf(stderr, "raw_launch: %s failed: %s\n", what, name);
-  std::exit(1);
-}
-
-void check_nvrtc(nvrtcResult r, const char *what) {
-  if (r == NVRTC_SUCCESS)
-    return;
-  std::fprintf(stderr, "raw_launch: %s failed: %s\n", what, nvrtcGetErrorString(r));
-  std::exit(1);
-}
-
-std::string compile_ptx(int major, int minor) {
-  nvrtcProgram prog;
-  check_nvrtc(nvrtcCreateProgram(&prog, kernel_source, "empty_kernel.cu", 0, nullptr, nullptr),
-              "nvrtcCreateProgram");
-  const std::string arch = "--gpu-architecture=compute_" + std::to_string(major * 10 + minor);
-  const char *opts[] = {arch.c_str()};
-  check_nvrtc(nvrtcCompileProgram(prog, 1, opts), "nvrtcCompileProgram");
-  size_t size = 0;
-  check_nvrtc(nvrtcGetPTXSize(prog, &size), "nvrtcGetPTXSize");
-  std::string ptx(size, '\0');
-  check_nvrtc(nvrtcGetPTX(prog, ptx.data()), "nvrtcGetPTX");
-  nvrtcDestroyProgram(&prog);
-  return ptx;
-}
+void check(CUresult r, const char *what) { raw_bench::check("raw_launch", r, what); }
 
 } // namespace
 
@@ -74,26 +45,10 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  check(cuInit(0), "cuInit");
-  CUdevice dev;
-  check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-  char name[256];
-  check(cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
-  int major = 0, minor = 0;
-  check(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc");
-  check(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc");
-  CUcontext ctx;
-  check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-
-  const std::string ptx = compile_ptx(major, minor);
-  if (ptx_out != nullptr) {
-    std::ofstream(ptx_out, std::ios::binary).write(ptx.c_str(), std::strlen(ptx.c_str()));
-  }
-  CUmodule module;
-  check(cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData");
-  CUfunction function;
-  check(cuModuleGetFunction(&function, module, "empty_kernel"), "cuModuleGetFunction");
+  const raw_kernel::loaded_kernel k =
+      raw_kernel::load("raw_launch", kernel_source, "empty_kernel.cu", "empty_kernel", ptx_out);
+  const CUfunction function = k.function;
+  const char *const name = k.name;
 
   CUdeviceptr data;
   check(cuMemAlloc(&data, 1024), "cuMemAlloc");
@@ -119,7 +74,7 @@ int main(int argc, char **argv) {
               per_launch_us.front(), per_launch_us[per_launch_us.size() / 2], iters, repeats, name);
 
   cuMemFree(data);
-  cuModuleUnload(module);
-  cuDevicePrimaryCtxRelease(dev);
+  cuModuleUnload(k.module);
+  cuDevicePrimaryCtxRelease(k.dev);
   return 0;
 }
