@@ -23,6 +23,8 @@ import numpy as np
 from bench_common import (
     bandwidth_rows,
     peers,
+    report_bandwidth,
+    report_small_vs_torch,
     require_gpu,
     run_raw,
     synchronizer,
@@ -254,32 +256,12 @@ def main():
         f"bytes read + written; raw cuMemcpyDtoD {copy_gbps:.0f} GB/s"
     )
     rows = bandwidth_rows(SCRIPT, makers, moved_bytes(n, args.side), n, args.side, args.repeats)
-    for what, by_library in rows.items():
-        for library, r in by_library.items():
-            r["ratio_vs_copy"] = r["GBps"] / copy_gbps
-            tail = ""
-            if library == "cuplug":
-                tail = "  " + verdict(r["ratio_vs_copy"], GOALS[what])
-            print(
-                f"  {what:<9} {library:<8} {r['GBps']:8.0f} GB/s {r['ratio_vs_copy']:5.2f}x copy"
-                f"  ({r['best_us']:9.1f} us){tail}"
-            )
+    report_bandwidth(rows, lambda what: copy_gbps, "ratio_vs_copy", "copy", GOALS, 9)
     report["rows"] = rows
 
     small = small_op_timings(makers, args.small_iters, args.repeats)
     report["small_op"] = small
-    torch_us = small.get("PyTorch", {}).get("best_us")
-    for library, r in small.items():
-        tail = ""
-        if library == "cuplug" and torch_us:
-            r["ratio_vs_torch"] = r["best_us"] / torch_us
-            tail = f"  {r['ratio_vs_torch']:.2f}x PyTorch, " + verdict(
-                r["ratio_vs_torch"], GOALS["small_op_vs_torch"], higher_is_better=False
-            )
-        print(
-            f"  x*2 on {SMALL_N} from Python {library:<8} {r['best_us']:7.2f} us "
-            f"({r['median_us']:.2f}){tail}"
-        )
+    report_small_vs_torch(small, GOALS["small_op_vs_torch"], f"x*2 on {SMALL_N}")
 
     cold = elementwise_cold(5)
     report["elementwise_cold_ms"] = {

@@ -162,4 +162,33 @@ def verdict(value, goal, higher_is_better=True):
     return "goal met" if met else f"goal {goal} MISSED"
 
 
+def report_bandwidth(rows, base_of, key, unit, goals, width):
+    """Adds r[key] = GB/s / base_of(row) to every library's result of every row and prints
+    them (cuplug's with its goal's verdict); `unit` names the baseline ("copy", "CUB")."""
+    for what, by_library in rows.items():
+        base = base_of(what)
+        for library, r in by_library.items():
+            r[key] = r["GBps"] / base
+            tail = "  " + verdict(r[key], goals[what]) if library == "cuplug" else ""
+            print(
+                f"  {what:<{width}} {library:<8} {r['GBps']:8.0f} GB/s {r[key]:5.2f}x {unit}"
+                f"  ({r['best_us']:9.1f} us){tail}"
+            )
+
+
+def report_small_vs_torch(small, goal, label):
+    """Adds cuplug's ratio_vs_torch (its best time over PyTorch's) to `small` ({library:
+    {best_us, median_us}}) and prints every library's row, `label` first ("x*2 on 1000")."""
+    torch_us = small.get("PyTorch", {}).get("best_us")
+    for library, r in small.items():
+        tail = ""
+        if library == "cuplug" and torch_us:
+            r["ratio_vs_torch"] = r["best_us"] / torch_us
+            tail = f"  {r['ratio_vs_torch']:.2f}x PyTorch, " + verdict(
+                r["ratio_vs_torch"], goal, higher_is_better=False
+            )
+        times = f"{r['best_us']:7.2f} us ({r['median_us']:.2f})"
+        print(f"  {label} from Python {library:<8} {times}{tail}")
+
+
 # }}}

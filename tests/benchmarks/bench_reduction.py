@@ -21,6 +21,8 @@ import numpy as np
 from bench_common import (
     bandwidth_rows,
     peers,
+    report_bandwidth,
+    report_small_vs_torch,
     require_gpu,
     run_raw,
     synchronizer,
@@ -210,33 +212,12 @@ def main():
         f"{cub['inclusive_sum']:.0f} GB/s read+written"
     )
     rows = bandwidth_rows(SCRIPT, makers, moved_bytes(n, args.side), n, args.side, args.repeats)
-    for what, by_library in rows.items():
-        base = cub[BASELINE[what]]
-        for library, r in by_library.items():
-            r["ratio_vs_cub"] = r["GBps"] / base
-            tail = ""
-            if library == "cuplug":
-                tail = "  " + verdict(r["ratio_vs_cub"], GOALS[what])
-            print(
-                f"  {what:<14} {library:<8} {r['GBps']:8.0f} GB/s {r['ratio_vs_cub']:5.2f}x CUB"
-                f"  ({r['best_us']:9.1f} us){tail}"
-            )
+    report_bandwidth(rows, lambda what: cub[BASELINE[what]], "ratio_vs_cub", "CUB", GOALS, 14)
     report["rows"] = rows
 
     small = small_sum_timings(makers, args.small_iters, args.repeats)
     report["small_sum"] = small
-    torch_us = small.get("PyTorch", {}).get("best_us")
-    for library, r in small.items():
-        tail = ""
-        if library == "cuplug" and torch_us:
-            r["ratio_vs_torch"] = r["best_us"] / torch_us
-            tail = f"  {r['ratio_vs_torch']:.2f}x PyTorch, " + verdict(
-                r["ratio_vs_torch"], GOALS["small_sum_vs_torch"], higher_is_better=False
-            )
-        print(
-            f"  sum of {SMALL_N} from Python {library:<8} {r['best_us']:7.2f} us "
-            f"({r['median_us']:.2f}){tail}"
-        )
+    report_small_vs_torch(small, GOALS["small_sum_vs_torch"], f"sum of {SMALL_N}")
 
     cold = reduction_cold(5)
     report["reduction_cold_ms"] = {"median": statistics.median(cold) * 1e3, "best": min(cold) * 1e3}
