@@ -187,3 +187,23 @@ __global__ void read(cudaTextureObject_t t, float *out)
     g.instantiate().launch()
     drv.Context.synchronize()
     assert np.array_equal(out.get(), np.arange(64, dtype=np.float32))
+
+
+def test_dropping_a_launched_graph_keeps_its_host_callables_until_they_ran(gpu):
+    # A kernel that spins for ~50 ms, then a host node whose callable only the graph holds. The
+    # graph and its executable graph go while the kernel still runs: the callable must still be
+    # there when the host node runs (the driver frees an in-flight executable graph later).
+    from cuplug.compiler import SourceModule
+
+    spin = SourceModule(
+        "__global__ void spin(long long cycles)"
+        "{ long long t = clock64(); while (clock64() - t < cycles) { } }"
+    ).get_function("spin")
+    seen = []
+    g = drv.Graph()
+    k = g.add_kernel_node(spin, np.int64(100_000_000), block=(1, 1, 1))
+    g.add_host_node(lambda: seen.append(sum(range(1000))), dependencies=k)
+    g.instantiate().launch()
+    del g, k
+    drv.Context.synchronize()
+    assert seen == [499500]

@@ -32,11 +32,20 @@ public:
   void keep(py::object obj) { keep_.push_back(std::move(obj)); }
   void keep_all_of(const graph &other) {
     keep_.insert(keep_.end(), other.keep_.begin(), other.keep_.end());
+    host_nodes_ = host_nodes_ || other.host_nodes_;
   }
+  // Host nodes run Python callables the graph keeps: its executable graphs must not let them go
+  // while a launch may still call them.
+  void add_host_callable(py::object fn) {
+    keep(std::move(fn));
+    host_nodes_ = true;
+  }
+  bool has_host_nodes() const noexcept { return host_nodes_; }
 
 private:
   CUgraph handle_ = nullptr;
   std::vector<py::object> keep_;
+  bool host_nodes_ = false;
 };
 
 // A node of a graph; holds the graph. Kernel nodes made by add_kernel_node remember their
@@ -50,7 +59,11 @@ struct graph_node {
 };
 using graph_node_ptr = std::shared_ptr<graph_node>;
 
-// An executable graph (cuGraphInstantiateWithFlags); destroyed under its context.
+// An executable graph (cuGraphInstantiateWithFlags); destroyed under its context. One with host
+// nodes records an event after each launch and, when it goes, waits for the last launch (with the
+// GIL released: the host nodes need it) before the Python callables are let go: the driver frees
+// an in-flight executable graph only when it completes, and its host nodes would call freed
+// objects. Launches of one executable graph run in order, so the last one finishes last.
 class graph_exec : public context_dependent {
 public:
   graph_exec(const graph_ptr &source, unsigned long long flags);
@@ -60,14 +73,28 @@ public:
 
   CUgraphExec handle() const noexcept { return handle_; }
   void keep(py::object obj) { keep_.push_back(std::move(obj)); }
-  void keep_graph(graph_ptr g) { graphs_.push_back(std::move(g)); }
+  void keep_graph(graph_ptr g) {
+    host_nodes_ = host_nodes_ || g->has_host_nodes();
+    graphs_.push_back(std::move(g));
+  }
+  // cuGraphLaunch on `stream` (GIL released), then the event record of graphs with host nodes.
+  void launch(CUstream stream);
 
 private:
+  void wait_for_last_launch() noexcept;
+
   CUgraphExec handle_ = nullptr;
+  CUevent last_launch_ = nullptr; // recorded after each launch of a graph with host nodes
+  bool host_nodes_ = false;
   std::vector<graph_ptr> graphs_;
   std::vector<py::object> keep_;
 };
 using graph_exec_ptr = std::shared_ptr<graph_exec>;
+
+// Whether this thread is running a graph's host node (a graph dropped there cannot wait for
+// its own launch to end).
+bool in_host_node() noexcept;
+void set_in_host_node(bool inside) noexcept;
 
 // A captured graph handle as a Python Graph (Stream.end_capture).
 py::object wrap_graph(CUgraph handle, context_ptr ctx);

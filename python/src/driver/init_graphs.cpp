@@ -203,11 +203,13 @@ void CUDA_CB run_host_node(void *callable) {
   if (interpreter_finalizing())
     return;
   py::gil_scoped_acquire gil;
+  set_in_host_node(true);
   try {
     py::handle(static_cast<PyObject *>(callable))();
   } catch (py::error_already_set &e) {
     e.discard_as_unraisable("cuplug graph host node");
   }
+  set_in_host_node(false);
 }
 
 graph_node_ptr add_host_node(const graph_ptr &g, py::object fn, py::handle deps) {
@@ -220,7 +222,7 @@ graph_node_ptr add_host_node(const graph_ptr &g, py::object fn, py::handle deps)
   scoped_activation_if_none active(g->get_context());
   CUgraphNode handle;
   CUPLUG_CALL(cuGraphAddHostNode, &handle, g->handle(), dl.data(), dl.size(), &p);
-  g->keep(std::move(fn));
+  g->add_host_callable(std::move(fn));
   return made(g, handle);
 }
 
@@ -428,12 +430,7 @@ void init_graphs(py::module_ &m) {
 
   exec_class
       .def(
-          "launch",
-          [](const graph_exec &e, py::handle stream) {
-            CUstream s = to_stream(stream);
-            scoped_activation_if_none active(e.get_context());
-            CUPLUG_CALL_NOGIL(cuGraphLaunch, e.handle(), s);
-          },
+          "launch", [](graph_exec &e, py::handle stream) { e.launch(to_stream(stream)); },
           py::arg("stream") = py::none(), "Runs the graph on `stream` (None: the default one).")
       .def(
           "upload",
