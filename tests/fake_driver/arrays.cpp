@@ -237,11 +237,12 @@ CUresult check_resource(const CUDA_RESOURCE_DESC *r) {
     unsigned char *bytes;
     return device_range(l.devPtr, l.sizeInBytes, &bytes);
   }
-  case CU_RESOURCE_TYPE_PITCH2D: { // address and pitch: TEXTURE_PITCH_ALIGNMENT (32)
+  case CU_RESOURCE_TYPE_PITCH2D: { // address: TEXTURE_ALIGNMENT (512), as the real driver 13.0
+    // on an H100 wants, not the TEXTURE_PITCH_ALIGNMENT (32) of the documentation; pitch: 32
     const auto &p = r->res.pitch2D;
     const size_t channel = channel_bytes(p.format);
     if (channel == 0 || (p.numChannels != 1 && p.numChannels != 2 && p.numChannels != 4) ||
-        p.devPtr % 32 != 0 || p.pitchInBytes % 32 != 0 || p.width == 0 || p.height == 0 ||
+        p.devPtr % 512 != 0 || p.pitchInBytes % 32 != 0 || p.width == 0 || p.height == 0 ||
         p.width * channel * p.numChannels > p.pitchInBytes)
       return CUDA_ERROR_INVALID_VALUE;
     unsigned char *bytes;
@@ -313,9 +314,9 @@ CUresult fake_cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_
   FAKE_CHECK(current_context(&ctx));
   if (pResDesc->resType != CU_RESOURCE_TYPE_ARRAY)
     return CUDA_ERROR_INVALID_VALUE;
+  // The documentation asks for an array made with CUDA_ARRAY3D_SURFACE_LDST, but the real driver
+  // (13.0, H100) makes the surface object of any array: SurfaceObject checks the flag itself.
   FAKE_CHECK(check_resource(pResDesc));
-  if (!(pResDesc->res.array.hArray->desc.Flags & CUDA_ARRAY3D_SURFACE_LDST))
-    return CUDA_ERROR_INVALID_VALUE; // the array must allow surface load/store
   auto &s = state();
   const unsigned long long handle = s.next_sampler++;
   s.surfaces[handle] = sampler_record{ctx, *pResDesc, {}};

@@ -152,6 +152,15 @@ def ctx(drv):
     assert current(drv) == before
 
 
+@pytest.fixture
+def fake_ctx(fake_drv):
+    """A context of the fake alone, for tests of the fake's own bookkeeping."""
+    c = c_void_p()
+    fake_drv.check("cuCtxCreate", byref(c), None, 0, 0)
+    yield c
+    fake_drv.check("cuCtxDestroy", c)
+
+
 def in_fresh_thread(fn):
     """Runs fn() on a new thread (whose context stack is empty) and returns its result."""
     box = {}

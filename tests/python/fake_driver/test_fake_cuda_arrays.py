@@ -110,20 +110,27 @@ def test_texture_over_linear_memory(drv, ctx):
     drv.check("cuMemFree", p)
 
 
-def test_surfaces_need_surface_load_store_arrays(drv, ctx):
+def test_surfaces_are_made_of_any_array_and_only_of_arrays(drv, ctx):
+    # Documented as needing CUDA_ARRAY3D_SURFACE_LDST, yet the real driver (13.0, H100) takes an
+    # array without it: cuplug's SurfaceObject refuses those itself.
     plain = make_array(drv, 8, 8)
-    surf = c_uint64()
-    r = array_resource(plain)
-    assert drv.cuSurfObjectCreate(byref(surf), byref(r)) == CUDA_ERROR_INVALID_VALUE
     able = make_array(drv, 8, 8, flags=fo.CUDA_ARRAY3D_SURFACE_LDST)
-    r = array_resource(able)
-    drv.check("cuSurfObjectCreate", byref(surf), byref(r))
-    drv.check("cuSurfObjectDestroy", surf)
+    surf = c_uint64()
+    for a in (plain, able):
+        r = array_resource(a)
+        drv.check("cuSurfObjectCreate", byref(surf), byref(r))
+        drv.check("cuSurfObjectDestroy", surf)
+    p = alloc(drv, 4096)
+    r = fo.CUDA_RESOURCE_DESC()
+    r.resType = fo.CU_RESOURCE_TYPE_LINEAR
+    r.res.linear = fo._Linear(p, fo.CU_AD_FORMAT_FLOAT, 1, 4096)
+    assert drv.cuSurfObjectCreate(byref(surf), byref(r)) == CUDA_ERROR_INVALID_VALUE
+    drv.check("cuMemFree", p)
     for h in (plain, able):
         drv.check("cuArrayDestroy", h)
 
 
-def test_destroyed_arrays_and_textures_are_undefined_behaviour(fake_drv, ctx):
+def test_destroyed_arrays_and_textures_are_undefined_behaviour(fake_drv, fake_ctx):
     """The real driver's answer to a destroyed handle is not reliable (it may crash), so the fake
     reports it; only the fake can be asked."""
     a = make_array(fake_drv, 8)
@@ -157,17 +164,21 @@ def test_destroying_a_context_destroys_its_arrays_and_textures(fake_drv):
         fake_drv.live_objects("nonsense")
 
 
-def test_pitched_textures_need_aligned_pitches(drv, ctx):
-    p = alloc(drv, 64 * 16)
+def test_pitched_textures_need_aligned_starts_and_pitches(drv, ctx):
+    # Measured on an H100 (driver 13.0): the start must be a multiple of TEXTURE_ALIGNMENT (512),
+    # the pitch of TEXTURE_PITCH_ALIGNMENT (32).
+    p = alloc(drv, 4096)
+    assert p % 512 == 0
+    tex = c_uint64()
     r = fo.CUDA_RESOURCE_DESC()
     r.resType = fo.CU_RESOURCE_TYPE_PITCH2D
-    tex = c_uint64()
-    r.res.pitch2D = fo._Pitch2D(p + 32, fo.CU_AD_FORMAT_FLOAT, 1, 8, 8, 64)
-    drv.check("cuTexObjectCreate", byref(tex), byref(r), byref(fo.CUDA_TEXTURE_DESC()), None)
-    drv.check("cuTexObjectDestroy", tex)
-    r.res.pitch2D = fo._Pitch2D(p, fo.CU_AD_FORMAT_FLOAT, 1, 8, 8, 40)  # not a multiple of 32
-    desc = fo.CUDA_TEXTURE_DESC()
-    assert (
-        drv.cuTexObjectCreate(byref(tex), byref(r), byref(desc), None) == CUDA_ERROR_INVALID_VALUE
-    )
+    for start, pitch in ((p, 32), (p, 96), (p + 512, 64)):
+        r.res.pitch2D = fo._Pitch2D(start, fo.CU_AD_FORMAT_FLOAT, 1, 8, 8, pitch)
+        drv.check("cuTexObjectCreate", byref(tex), byref(r), byref(fo.CUDA_TEXTURE_DESC()), None)
+        drv.check("cuTexObjectDestroy", tex)
+    for start, pitch in ((p, 40), (p + 32, 64), (p + 256, 64)):
+        r.res.pitch2D = fo._Pitch2D(start, fo.CU_AD_FORMAT_FLOAT, 1, 8, 8, pitch)
+        desc = fo.CUDA_TEXTURE_DESC()
+        rc = drv.cuTexObjectCreate(byref(tex), byref(r), byref(desc), None)
+        assert rc == CUDA_ERROR_INVALID_VALUE, (start - p, pitch)
     drv.check("cuMemFree", p)

@@ -193,7 +193,7 @@ def test_captured_kernel_launches_and_node_parameters(drv, ctx):
     drv.check("cuModuleUnload", mod)
 
 
-def test_graph_launches_record_kernel_nodes(fake_drv, ctx):
+def test_graph_launches_record_kernel_nodes(fake_drv, fake_ctx):
     """Recorded launches and live-object counts are the fake's own bookkeeping."""
     mod = load(fake_drv, SAMPLE_PTX)
     f = function(fake_drv, mod, b"empty")
