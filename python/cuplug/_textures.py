@@ -54,6 +54,30 @@ def format_and_channels(dtype) -> tuple:
     return dtype_to_array_format(dtype), 1
 
 
+# What the driver asks of texture memory (device attributes TEXTURE_ALIGNMENT and
+# TEXTURE_PITCH_ALIGNMENT, the same on every GPU of CUDA 13; measured on an H100: any other start
+# or pitch is CUDA_ERROR_INVALID_VALUE).
+TEXTURE_ALIGNMENT = 512
+TEXTURE_PITCH_ALIGNMENT = 32
+
+
+def _check_alignment(result: dict) -> None:
+    ptr = result["ptr"]
+    if ptr % TEXTURE_ALIGNMENT:
+        raise ValueError(
+            f"TextureObject: texture memory must start at a multiple of {TEXTURE_ALIGNMENT} "
+            f"bytes (the texture alignment), this starts {ptr % TEXTURE_ALIGNMENT} bytes past "
+            "one (a slice not at the start of its allocation?): copy it into a fresh GPUArray "
+            "or an Array (np_to_array)"
+        )
+    if "height" in result and result["pitch"] % TEXTURE_PITCH_ALIGNMENT:
+        raise ValueError(
+            f"TextureObject: the row pitch of pitched texture memory must be a multiple of "
+            f"{TEXTURE_PITCH_ALIGNMENT} bytes, not {result['pitch']}: pad the rows (make the "
+            "array wider and slice it) or copy it into an Array (np_to_array)"
+        )
+
+
 def _pointer_and_owner(source):
     """The device address of `source` and the object owning its memory (or None)."""
     gpudata = getattr(source, "gpudata", None)
@@ -120,4 +144,5 @@ def describe_memory(source, **layout) -> dict:
             raise TypeError(f"TextureObject: pitched memory (height=) also needs {missing}")
     elif "size_in_bytes" not in result:
         raise TypeError("TextureObject: linear memory needs size_in_bytes=")
+    _check_alignment(result)
     return result

@@ -234,6 +234,21 @@ def test_texture_over_gpuarrays_linear_and_pitched(ctx, fake):
         drv.TextureObject(gpuarray.to_gpu(np.zeros(8)))
 
 
+def test_texture_memory_must_be_aligned_as_the_driver_wants(ctx):
+    from cuplug import gpuarray
+
+    flat = gpuarray.to_gpu(np.arange(1024, dtype=np.float32))
+    with pytest.raises(ValueError, match="multiple of 512 bytes.* 4 bytes past"):
+        drv.TextureObject(flat[1:])
+    drv.TextureObject(flat[128:])  # 512 bytes in
+    rows = gpuarray.to_gpu(np.zeros((8, 10), np.float32))  # 40-byte rows
+    with pytest.raises(ValueError, match="multiple of 32 bytes, not 40"):
+        drv.TextureObject(rows)
+    mem = drv.mem_alloc(4096)
+    with pytest.raises(ValueError, match="texture alignment"):
+        drv.TextureObject(int(mem) + 32, format=drv.array_format.FLOAT, size_in_bytes=1024)
+
+
 def test_texture_over_a_raw_pointer_needs_its_layout(ctx):
     mem = drv.mem_alloc(1024)
     tex = drv.TextureObject(mem, format=drv.array_format.FLOAT, num_channels=1, size_in_bytes=1024)
