@@ -161,13 +161,19 @@ class IndexingMixin:
         if isinstance(value, _ArrayBase):
             _apply("_copy", (value,), target, None)
             return
-        if isinstance(value, (bool, int, float, complex, np.generic)):
+        if target.dtype.fields is not None:  # records: a tuple is one element
+            host = np.asarray(value, dtype=target.dtype)
+            if host.ndim == 0:
+                target.fill(host)
+                return
+        elif isinstance(value, (bool, int, float, complex, np.generic)):
             _apply("_fill", (value,), target, None)
             return
-        host = np.asarray(value)
-        if host.ndim == 0:
-            _apply("_fill", (host[()],), target, None)
-            return
+        else:
+            host = np.asarray(value)
+            if host.ndim == 0:
+                _apply("_fill", (host[()],), target, None)
+                return
         host = np.broadcast_to(host.astype(target.dtype, copy=False), target.shape)
         target.set(host)
 

@@ -84,10 +84,47 @@ def _round_kernel(dtype, decimals):
     return k
 
 
+def _fill_record(ary, value, stream):
+    """Fills an array of a record dtype (gpuarray.vec.float3, custom structs): the bytes of one
+    element, written as 1-, 2- or 4-byte words through a view with one more axis, a fill per
+    distinct word (one for zeros)."""
+    try:
+        host = np.asarray(value, dtype=ary.dtype)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"fill: cannot make a {ary.dtype} element of {value!r}: {e}") from None
+    if host.ndim != 0:
+        raise ValueError(f"fill: needs one {ary.dtype} element, got an array of shape {host.shape}")
+    if ary.size == 0:
+        return
+    unit = next(
+        u
+        for u in (4, 2, 1)
+        if (ary.dtype.itemsize % u, ary.ptr % u) == (0, 0)
+        and all(st % u == 0 for st in ary.strides)
+    )
+    words = np.frombuffer(host.tobytes(), dtype=f"u{unit}")
+    view = type(ary)(
+        ary.shape + (len(words),),
+        words.dtype,
+        gpudata=ary.ptr,
+        strides=ary.strides + (unit,),
+        base=ary,
+    )
+    if (words == words[0]).all():
+        _apply("_fill", (words[0],), view, stream)
+        return
+    for k, word in enumerate(words):
+        _apply("_fill", (word,), view[..., k], stream)
+
+
 class MethodsMixin(ReductionMixin):
     def fill(self, value, stream=None):
-        """Sets every element to `value` (cast to the dtype); returns self."""
-        _apply("_fill", (value,), self, stream)
+        """Sets every element to `value` (cast to the dtype); returns self. Record dtypes take
+        a tuple or a 0-d array of the dtype (0 for zeros)."""
+        if self.dtype.fields is not None:
+            _fill_record(self, value, stream)
+        else:
+            _apply("_fill", (value,), self, stream)
         return self
 
     def astype(self, dtype, stream=None):

@@ -159,6 +159,28 @@ def test_fill(dtype):
     check(g, want)
 
 
+def test_record_dtypes_fill_and_assign_element_by_element():
+    # PyCUDA's from-wiki/distance_element_wise3d.py: zeros of vec.float3, then n[i, j, k] = a
+    # make_float3(...) element by element.
+    f3 = gpuarray.vec.float3
+    g = gpuarray.zeros((4, 5, 3), f3)
+    want = np.zeros((4, 5, 3), f3)
+    np.testing.assert_array_equal(g.get(), want)
+    g[1, 2, 0] = gpuarray.vec.make_float3(1.5, -2, 3)
+    g[3, 4, 2] = (7, 8, 9)
+    want[1, 2, 0] = (1.5, -2, 3)
+    want[3, 4, 2] = (7, 8, 9)
+    np.testing.assert_array_equal(g.get(), want)
+    g[::-2, 1].fill((1, 1, 1))  # one word for every field; negative strides
+    want[::-2, 1] = (1, 1, 1)
+    np.testing.assert_array_equal(g.get(), want)
+    packed = np.dtype([("a", np.uint8), ("b", np.int16)], align=False)  # 3 bytes: byte words
+    h = gpuarray.empty(7, packed).fill((200, -3))
+    np.testing.assert_array_equal(h.get(), np.full(7, (200, -3), packed))
+    with pytest.raises(ValueError, match="one .* element"):
+        g.fill(np.zeros(2, f3))
+
+
 def test_mul_add_real_imag_conj_reverse():
     rng = np.random.default_rng(4)
     for dx, dy in [
