@@ -1,25 +1,14 @@
-"""``import cuplug.autoinit``: initialises the driver and makes a default context current
-(PyCUDA's pycuda.autoinit). ``context`` and ``device`` are this module's attributes; the context
-is popped at exit."""
+"""``import cuplug.autoinit``: initialises the driver and makes the device's primary context
+current (retained and pushed; popped at exit). ``context`` and ``device`` are this module's
+attributes.
 
-import atexit
+Unlike PyCUDA's pycuda.autoinit, which makes a private context, this shares the context that the
+CUDA runtime, PyTorch, CuPy and JAX use, so that their streams, events and memory work with
+cuplug's in one process (a private context makes their handles "invalid resource handle" errors
+in cuplug and the other way round). ``import cuplug.autoinit_private`` keeps PyCUDA's behaviour.
+"""
 
-import cuplug.driver as cuda
-from cuplug.tools import clear_context_caches, make_default_context
+from cuplug import _auto
 
-cuda.init()
-
-context = make_default_context()
-device = context.get_device()
-
-
-def _finish_up():
-    global context
-    # Pop only our own context: at exit, a stack the program left otherwise is not an error.
-    if context is not None and cuda.Context.get_current() == context:
-        context.pop()
-    context = None
-    clear_context_caches()
-
-
-atexit.register(_finish_up)
+context = device = None
+_auto.start(globals(), primary=True)

@@ -36,7 +36,7 @@ def cuplug_modules():
         for f in os.listdir(PACKAGE)
         if f.endswith(".py")
         and not f.startswith("_")
-        and f[:-3] not in ("autoinit", "autoprimaryctx")
+        and f[:-3] not in ("autoinit", "autoprimaryctx", "autoinit_private")
     )
     return names
 

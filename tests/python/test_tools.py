@@ -324,7 +324,10 @@ def run_script(code):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("module, primary", [("autoinit", False), ("autoprimaryctx", True)])
+@pytest.mark.parametrize(
+    "module, primary",
+    [("autoinit", True), ("autoprimaryctx", True), ("autoinit_private", False)],
+)
 def test_auto_modules(module, primary):
     result = run_script(
         f"import cuplug.{module} as auto, cuplug.driver as cuda\n"
@@ -337,6 +340,23 @@ def test_auto_modules(module, primary):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
     assert result.stderr == ""
+
+
+@pytest.mark.gpu
+def test_autoinit_shares_the_context_the_runtime_would_use():
+    # The point of the primary context: a second retain (what the CUDA runtime, PyTorch and CuPy
+    # do) gets the very context autoinit made current.
+    result = run_script(
+        "import cuplug.autoinit as auto, cuplug.driver as cuda\n"
+        "other = cuda.Device(0).retain_primary_context()\n"
+        "assert other.handle == auto.context.handle\n"
+        "import cuplug.autoinit_private as private\n"
+        "assert private.context.handle != auto.context.handle\n"
+        "assert cuda.Context.get_current() == private.context\n"
+        "print('ok')\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
 
 
 @pytest.mark.gpu
