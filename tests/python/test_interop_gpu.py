@@ -129,6 +129,32 @@ def test_torch_on_its_own_stream(torch):
     assert float(doubled.get()[-1]) == 10.0
 
 
+def test_kernels_wait_for_the_stream_a_torch_tensor_was_written_on(torch):
+    # CUDA Array Interface v3: a tensor handed to a cuplug kernel inside torch.cuda.stream(s)
+    # names s; the kernel (on cuplug's default stream) runs after s's pending work. PyTorch's
+    # streams do not synchronise with the legacy default stream, so without the ordering the
+    # kernel would read the zeros from before the sleep.
+    import cuplug.driver as drv
+    from cuplug import gpuarray
+    from cuplug.compiler import SourceModule
+
+    copy = SourceModule(
+        "__global__ void copy(float *y, const float *x, int n)"
+        "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i]; }"
+    ).get_function("copy")
+    n = 1 << 20
+    t = torch.zeros(n, device="cuda")
+    torch.cuda.synchronize()
+    out = gpuarray.empty(n, np.float32)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(100_000_000)  # about 50 ms of GPU time on s
+        t.fill_(3.0)
+        copy(out, t, np.int32(n), block=(256, 1, 1), grid=(n // 256, 1))
+    drv.Context.synchronize()
+    assert np.all(out.get() == 3.0)
+
+
 def test_cuda_array_interface_names_a_stream_and_zero_size(cupy):
     from cuplug import gpuarray
 

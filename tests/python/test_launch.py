@@ -388,9 +388,25 @@ def test_call_pointer_kinds(mod, fake, alloc):
         def get_pointer(self):
             return int(alloc) + 64
 
+    from cuplug import gpuarray
+
+    class OnlyDLPack:  # a device array that speaks DLPack alone (JAX's arrays do)
+        def __init__(self, array):
+            self._array = array
+
+        def __dlpack__(self, **kwargs):
+            return self._array.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self._array.__dlpack_device__()
+
     managed = drv.managed_empty((4,), np.float32)
     pooled = drv.DeviceMemoryPool().allocate(64)
+    array = gpuarray.empty(16, np.float32)
     cases = [
+        (array, int(array.gpudata)),
+        (array[4:], int(array.gpudata) + 16),
+        (OnlyDLPack(array[2:]), int(array.gpudata) + 8),
         (alloc, int(alloc)),
         (HasGpudata(alloc), int(alloc)),
         (HasGpudata(int(alloc) + 8), int(alloc) + 8),
@@ -403,9 +419,36 @@ def test_call_pointer_kinds(mod, fake, alloc):
     for arg, ptr in cases:
         f(arg, block=(1,))
         assert fake.last_launch().params == struct.pack("@P", ptr), arg
+        if isinstance(arg, OnlyDLPack):
+            continue  # prepared "P" takes pointers; DLPack needs the launch's stream
         if not isinstance(arg, np.ndarray):  # prepared "P" takes pointers, not host arrays
             g.prepared_call((1,), (1,), arg)
             assert fake.last_launch().params == struct.pack("@P", ptr), arg
+
+
+def test_call_checks_what_a_cuda_array_interface_says(mod, fake, alloc):
+    f = mod.get_function("one_ptr")
+
+    class Interface:
+        def __init__(self, **extra):
+            self.__cuda_array_interface__ = {
+                "data": (int(alloc), False),
+                "shape": (4,),
+                "typestr": "<f4",
+                "version": 3,
+                **extra,
+            }
+
+    other = drv.Stream()
+    f(Interface(stream=other.handle), block=(1,))  # ordered after `other` (an event), launched
+    f(Interface(stream=1), block=(1,), stream=other)
+    assert fake.last_launch().params == struct.pack("@P", int(alloc))
+    count = fake.launch_count()
+    with pytest.raises(TypeError, match="parameter #0 .* has a mask"):
+        f(Interface(mask=Interface()), block=(1,))
+    with pytest.raises(ValueError, match="gives stream 0, which the protocol forbids"):
+        f(Interface(stream=0), block=(1,))
+    assert fake.launch_count() == count
 
 
 def test_call_rejects_python_numbers_and_unknown_types(mod, fake, alloc):

@@ -14,6 +14,8 @@ host; an import makes the importing stream wait for the producer's the same way.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .. import _core
@@ -367,6 +369,21 @@ def _from_capsule(capsule, copy, what):
     return _finish(view, readonly, copy, what)
 
 
+def kernel_argument_pointer(obj, stream):
+    """The device address of a DLPack-only device array passed to a kernel launched on
+    `stream` (the producer orders its pending work before it), or None when obj is not on a
+    CUDA device."""
+    if _cuda_dlpack_device(obj) is None:
+        return None
+    return int(from_dlpack(obj, copy=False, stream=stream).ptr)
+
+
+def _cai_sync() -> bool:
+    """CUPLUG_CUDA_ARRAY_INTERFACE_SYNC=0 turns the CUDA Array Interface v3 stream ordering off
+    (CuPy's CUPY_CUDA_ARRAY_INTERFACE_SYNC)."""
+    return os.environ.get("CUPLUG_CUDA_ARRAY_INTERFACE_SYNC") != "0"
+
+
 def from_cuda_array_interface(obj, *, copy=None, stream=None):
     """A GPUArray over obj's ``__cuda_array_interface__`` (versions 0-3), keeping obj alive;
     ordered after the producer's ``stream`` on ``stream`` (None: the legacy default)."""
@@ -394,7 +411,7 @@ def from_cuda_array_interface(obj, *, copy=None, stream=None):
             f"{what}.__cuda_array_interface__ gives stream 0, which the protocol "
             "forbids (1 is the legacy default stream)"
         )
-    if producer is not None:
+    if producer is not None and _cai_sync():
         _dl.stream_wait(int(producer), stream)
     size = int(np.prod(shape, dtype=np.int64)) if shape else 1
     view = _wrap(shape, dtype, int(ptr or 0) if size else 0, byte_strides, obj)

@@ -212,6 +212,23 @@ private:
   std::uint64_t flags_ = 0;
 };
 
+// (device ordinal, is managed) of device memory; the current context's device for ptr 0.
+py::tuple pointer_device(std::uintptr_t ptr) {
+  if (ptr == 0) {
+    CUdevice dev = context::current_or_throw("pointer_device")->device();
+    return py::make_tuple(static_cast<int>(dev), false);
+  }
+  int ordinal = 0;
+  unsigned managed = 0;
+  CUPLUG_CALL(cuPointerGetAttribute, &ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+              static_cast<CUdeviceptr>(ptr));
+  CUPLUG_CALL(cuPointerGetAttribute, &managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+              static_cast<CUdeviceptr>(ptr));
+  return py::make_tuple(ordinal, managed != 0);
+}
+
+} // namespace
+
 // ---- streams --------------------------------------------------------------------------------
 
 // Makes later work on `consumer` wait for the work issued so far on `producer` (streams as
@@ -239,23 +256,6 @@ void stream_wait(py::handle producer_obj, py::handle consumer_obj) {
                "cuEventDestroy");
   check(r, routine);
 }
-
-// (device ordinal, is managed) of device memory; the current context's device for ptr 0.
-py::tuple pointer_device(std::uintptr_t ptr) {
-  if (ptr == 0) {
-    CUdevice dev = context::current_or_throw("pointer_device")->device();
-    return py::make_tuple(static_cast<int>(dev), false);
-  }
-  int ordinal = 0;
-  unsigned managed = 0;
-  CUPLUG_CALL(cuPointerGetAttribute, &ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-              static_cast<CUdeviceptr>(ptr));
-  CUPLUG_CALL(cuPointerGetAttribute, &managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-              static_cast<CUdeviceptr>(ptr));
-  return py::make_tuple(ordinal, managed != 0);
-}
-
-} // namespace
 
 void init_dlpack(py::module_ &m) {
   py::module_ d = m.def_submodule("_dlpack", "DLPack capsules and stream hand-over (interop.py)");

@@ -92,9 +92,13 @@ void pack_prepared(const arg_layout &layout, PyObject *const *args, std::size_t 
 // check() runs, and only then their get_device_alloc(), so a bad handler allocates nothing. With
 // `params` (the kernel's layout) the count and each argument's size are checked and arguments go to
 // the kernel's offsets; without it they go where CPython's struct would put them. TypeError
-// "invalid type on parameter #i (0-based)" for anything else.
+// "invalid type on parameter #i (0-based)" for anything else. With `launch_stream` (a stream as
+// to_stream takes it; None is the legacy default) foreign device arrays are ordered on it: the
+// producer's stream of a CUDA Array Interface v3, DLPack's stream argument. Without (a null
+// handle: graph nodes) they are taken as they are.
 void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *params,
-               arg_buffer &out, std::vector<py::object> &handlers, const std::string &kernel);
+               arg_buffer &out, std::vector<py::object> &handlers, const std::string &kernel,
+               py::handle launch_stream = py::handle());
 
 // The struct code numpy uses for a scalar type or dtype object, as prepare() needs it: the
 // dtype's char, or "%ds" for void (structured) dtypes. Empty if `obj` is neither.

@@ -1,12 +1,15 @@
 // Function.__call__'s argument packing: PyCUDA's per-argument type dispatch (spec §1.11).
+#include "array/array_object.hpp"
 #include "launch/arg_packer.hpp"
 #include "launch/arg_values.hpp"
 #include "launch/numpy_scalars.hpp"
 #include "memory/memory.hpp"
 #include "memory/sampler.hpp"
+#include "support/convert.hpp"
 #include "support/host_buffer.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -61,6 +64,40 @@ py::object attr_or_null(PyObject *obj, const char *name) {
   return py::reinterpret_steal<py::object>(value);
 }
 
+// CUDA Array Interface v3: a consumer orders its work after the producer's `stream`, through an
+// event (the host does not wait). CUPLUG_CUDA_ARRAY_INTERFACE_SYNC=0 turns that off, as CuPy's
+// CUPY_CUDA_ARRAY_INTERFACE_SYNC does, for producers that order their work otherwise.
+bool cai_sync() {
+  static const bool on = [] {
+    const char *v = std::getenv("CUPLUG_CUDA_ARRAY_INTERFACE_SYNC");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
+// The device address of a __cuda_array_interface__ (a true one) passed as a kernel argument,
+// after ordering `launch_stream` behind the producer's stream (when launch_stream is set).
+CUdeviceptr cai_pointer(PyObject *obj, const py::object &cai, py::handle launch_stream,
+                        std::size_t index) {
+  py::object get = cai.attr("get");
+  if (!get("mask").is_none())
+    raise(PyExc_TypeError, "parameter #" + std::to_string(index) + " (0-based): " + type_name(obj) +
+                               " has a mask; masked CUDA arrays cannot be kernel arguments");
+  if (launch_stream && cai_sync() && py::int_(get("version", 0)).cast<int>() >= 3) {
+    py::object producer = get("stream");
+    if (!producer.is_none()) {
+      if (PyLong_Check(producer.ptr()) && producer.cast<long long>() == 0)
+        raise(PyExc_ValueError,
+              "parameter #" + std::to_string(index) + " (0-based): " + type_name(obj) +
+                  ".__cuda_array_interface__ gives stream 0, which the protocol forbids (1 is "
+                  "the legacy default stream)");
+      stream_wait(producer, launch_stream);
+    }
+  }
+  py::object data = cai["data"];
+  return to_devptr(py::object(data[py::int_(0)]));
+}
+
 // One __call__ argument, classified: raw bytes to copy (numpy scalars, pointers, by-value).
 struct call_arg {
   enum class kind { scalar, pointer, by_value } how = kind::scalar;
@@ -113,7 +150,7 @@ std::string describe(PyObject *obj, const call_arg &a) {
 }
 
 void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::object> &handlers,
-              const std::string &kernel) {
+              const std::string &kernel, py::handle launch_stream) {
   const numpy_types &np = numpy();
   if (const numpy_scalar *s = find_scalar(Py_TYPE(obj))) {
     a.code = s->code;
@@ -159,19 +196,29 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
   }
   if (PyObject_TypeCheck(obj, np.void_scalar))
     return a.buffer(obj, index, kernel);
+  // cuplug's own arrays: their address, without building their interface dict.
+  if (array::array_type() != nullptr && array::is_array(obj))
+    return a.pointer(array::as_array(obj)->ptr);
   if (py::object cai = attr_or_null(obj, "__cuda_array_interface__")) {
     const int truth = PyObject_IsTrue(cai.ptr());
     if (truth < 0)
       throw py::error_already_set();
-    if (truth != 0) {
-      py::object data = cai["data"];
-      return a.pointer(to_devptr(py::object(data[py::int_(0)])));
-    }
+    if (truth != 0)
+      return a.pointer(cai_pointer(obj, cai, launch_stream, index));
   }
   if (py::object gpudata = attr_or_null(obj, "gpudata"))
     return a.pointer(to_devptr(gpudata));
   if (is_instance(obj, cls.pointer_like))
     return a.pointer(to_devptr(obj));
+  // Device arrays that speak only DLPack (JAX, ...): imported for the call, ordered on the
+  // launch's stream by their producer (DLPack's stream argument).
+  if (launch_stream && PyObject_HasAttrString(obj, "__dlpack__") == 1 &&
+      PyObject_HasAttrString(obj, "__dlpack_device__") == 1) {
+    py::object ptr = py::module_::import("cuplug._array.interop")
+                         .attr("kernel_argument_pointer")(py::handle(obj), launch_stream);
+    if (!ptr.is_none())
+      return a.pointer(to_devptr(ptr));
+  }
   std::string hint;
   if (PyLong_Check(obj) || PyFloat_Check(obj) || PyComplex_Check(obj))
     hint = ": Python numbers have no C type; pass numpy.int32(x), numpy.float32(x), ... or use "
@@ -183,7 +230,8 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
 } // namespace
 
 void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *params,
-               arg_buffer &out, std::vector<py::object> &handlers, const std::string &kernel) {
+               arg_buffer &out, std::vector<py::object> &handlers, const std::string &kernel,
+               py::handle launch_stream) {
   if (params != nullptr && params->size() != nargs)
     throw py::type_error("kernel '" + kernel + "' takes " + std::to_string(params->size()) +
                          " parameters, " + std::to_string(nargs) + " arguments given");
@@ -198,7 +246,7 @@ void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *par
   for (std::size_t i = 0; i < nargs; ++i) {
     call_arg a;
     const std::size_t handlers_before = handlers.size();
-    classify(args[i], i, a, handlers, kernel);
+    classify(args[i], i, a, handlers, kernel, launch_stream);
     std::size_t offset;
     if (params != nullptr) {
       if (a.size != (*params)[i].second)

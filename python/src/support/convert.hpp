@@ -19,6 +19,11 @@ CUdeviceptr to_devptr(py::handle obj);
 // Stream from None (legacy default stream 0), Stream, int handle, or an object with
 // __cuda_stream__. TypeError otherwise.
 CUstream to_stream(py::handle obj);
+// Makes later work on `consumer` wait for the work issued so far on `producer` (streams as
+// to_stream takes them; the ints 1 and 2 are the driver's legacy and per-thread default streams,
+// as in DLPack and the CUDA Array Interface), through an event, without blocking the host
+// (array/dlpack.cpp).
+void stream_wait(py::handle producer, py::handle consumer);
 
 // A non-negative integer from int or any object with __index__ (not float): TypeError naming the
 // type, ValueError "must not be negative" / "too large" naming `what` and the value.
