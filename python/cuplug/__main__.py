@@ -103,6 +103,65 @@ def _backends_report() -> dict:
     return report
 
 
+def _os_name() -> str:
+    try:
+        with open("/etc/os-release", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return platform.platform()
+
+
+def _nvrtc_version(libraries: list[str]) -> str:
+    """NVRTC's own version (nvrtcVersion) of the library the toolkit search preloaded."""
+    import ctypes
+
+    for line in libraries:
+        name, _, rest = line.partition(": ")
+        if name.startswith("libnvrtc.so") and rest.startswith("/"):
+            path = rest.split(" ", 1)[0]
+            try:
+                lib = ctypes.CDLL(path)
+                major, minor = ctypes.c_int(), ctypes.c_int()
+                if lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)) == 0:
+                    return f"{major.value}.{minor.value} ({path})"
+            except (OSError, AttributeError) as e:
+                return f"unknown ({path}: {e})"
+    return "not found"
+
+
+def _nvcc_version(roots: list) -> str:
+    """The release line of `nvcc --version` of the first toolkit folder that has nvcc."""
+    import subprocess
+
+    for root, _origin in roots:
+        nvcc = os.path.join(root, "bin", "nvcc")
+        if os.access(nvcc, os.X_OK):
+            try:
+                out = subprocess.run(
+                    [nvcc, "--version"], capture_output=True, text=True, timeout=20
+                ).stdout
+            except (OSError, subprocess.SubprocessError) as e:
+                return f"unknown ({nvcc}: {e})"
+            release = [ln for ln in out.splitlines() if "release" in ln]
+            version = release[-1].split("release", 1)[1].strip() if release else "unknown"
+            return f"{version} ({nvcc})"
+    return "not found"
+
+
+def _toolkit_report() -> dict:
+    roots = [list(r) for r in _core.backends.toolkit_roots()]
+    libraries = list(_core.backends.preload_toolkit_libraries())
+    return {
+        "roots": roots,
+        "libraries": libraries,
+        "nvrtc": _nvrtc_version(libraries),
+        "nvcc": _nvcc_version(roots),
+    }
+
+
 def collect() -> dict:
     """Everything `info` shows, as plain data."""
     return {
@@ -112,11 +171,10 @@ def collect() -> dict:
         "driver": _driver_report(),
         "plugins": _plugins_report(),
         # After the plugins: loading them preloaded the toolkit libraries.
-        "toolkit": {
-            "roots": [list(r) for r in _core.backends.toolkit_roots()],
-            "libraries": list(_core.backends.preload_toolkit_libraries()),
-        },
+        "toolkit": _toolkit_report(),
         "backends": _backends_report(),
+        "build": dict(_core.backends.build_info()),
+        "system": {"os": _os_name(), "glibc": " ".join(platform.libc_ver()).strip()},
         "config_file": {"path": config.file(), "searched": _config_searched()},
         "cache_dir": _core.backends.cache_directory(),
         "cache_disabled": bool(_core.backends.cache_disabled()),
@@ -190,6 +248,14 @@ def format_text(info: dict) -> str:
         out.append("  none: set CUDA_PATH to the toolkit's folder, or pip install cuplug[cu13]")
     for line in info["toolkit"]["libraries"]:
         out.append(f"  {line}")
+    out.append(f"  NVRTC {info['toolkit']['nvrtc']}")
+    out.append(f"  nvcc  {info['toolkit']['nvcc']}")
+    b = info["build"]
+    out.append(
+        f"built with {b['compiler']}, C++ {b['cplusplus']}, cuda.h {b['cuda_h']}, "
+        f"glibc headers {b.get('glibc_headers', '?')}"
+    )
+    out.append(f"system: {info['system']['os']}, {info['system']['glibc'] or 'libc unknown'}")
 
     out.append("backends:")
     for kind, b in info["backends"].items():

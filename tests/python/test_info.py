@@ -92,6 +92,13 @@ def test_json_report_without_a_driver(tmp_path):
         "searched": f"{tmp_path}/.config/cuplug/cuplug.toml",
     }
     assert data["cache_dir"] == f"{tmp_path}/.cache/cuplug" and data["cache_disabled"] is False
+    build = data["build"]
+    assert build["compiler"].split()[0] in ("gcc", "clang") and build["cplusplus"] >= 201703
+    assert build["cuda_h"].split(".")[0] == "13"
+    assert data["system"]["os"] and data["system"]["glibc"].startswith("glibc")
+    # NVRTC's and nvcc's versions (or why not), from the toolkit search order
+    assert data["toolkit"]["nvrtc"].startswith(("13.", "not found", "unknown"))
+    assert data["toolkit"]["nvcc"].startswith(("13.", "not found", "unknown"))
 
 
 def test_sources_config_file_and_cache_settings_are_shown(tmp_path):

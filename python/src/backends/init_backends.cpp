@@ -312,6 +312,32 @@ void bind_toolkit(py::module_ &m) {
         "per library says from where.");
 }
 
+// How this extension was built, for `python -m cuplug info`: a plugin or a program built against
+// cuplug's SDK should match the compiler's C++ library ABI (the plugin ABI tag says what must).
+void bind_build_info(py::module_ &m) {
+  m.def(
+      "build_info",
+      [] {
+        py::dict d;
+#if defined(__clang__)
+        d["compiler"] = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+        d["compiler"] = std::string("gcc ") + __VERSION__;
+#else
+        d["compiler"] = std::string("unknown");
+#endif
+        d["cplusplus"] = static_cast<long>(__cplusplus);
+        d["cuda_h"] =
+            std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10);
+#if defined(__GLIBC__)
+        d["glibc_headers"] = std::to_string(__GLIBC__) + "." + std::to_string(__GLIBC_MINOR__);
+#endif
+        return d;
+      },
+      "The compiler, C++ standard, cuda.h version and glibc headers this extension was built "
+      "with.");
+}
+
 } // namespace
 
 void init_backends(py::module_ &m) {
@@ -339,6 +365,7 @@ void init_backends(py::module_ &m) {
   bind_cache_location(b);
   bind_driver_state(b);
   bind_toolkit(b);
+  bind_build_info(b);
 }
 
 } // namespace cuplug::python
