@@ -1,5 +1,6 @@
 // The allocator's public door: argument checks, statistics, foreign-exception translation.
 #include <cuplug/allocator.hpp>
+#include <cuplug/log.hpp>
 
 #include "foreign_exceptions.hpp"
 
@@ -48,6 +49,15 @@ device_ptr allocator::allocate(std::size_t bytes, CUstream stream) {
   return p;
 }
 
+namespace {
+std::string free_failure(const std::string &backend, std::size_t bytes, device_ptr ptr) {
+  char address[32];
+  std::snprintf(address, sizeof address, "0x%zx", static_cast<std::size_t>(ptr));
+  return "cuplug WARNING: allocator '" + backend + "' failed to free " + std::to_string(bytes) +
+         " bytes at " + address;
+}
+} // namespace
+
 void allocator::deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) noexcept {
   if (ptr == 0)
     return;
@@ -57,12 +67,10 @@ void allocator::deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) n
     do_deallocate(ptr, bytes, stream);
   } catch (const std::exception &e) {
     ++failures_;
-    std::fprintf(stderr, "cuplug WARNING: allocator '%s' failed to free %zu bytes at 0x%zx: %s\n",
-                 backend_name().c_str(), bytes, static_cast<std::size_t>(ptr), e.what());
+    log_warning(free_failure(backend_name(), bytes, ptr) + ": " + e.what());
   } catch (...) {
     ++failures_;
-    std::fprintf(stderr, "cuplug WARNING: allocator '%s' failed to free %zu bytes at 0x%zx\n",
-                 backend_name().c_str(), bytes, static_cast<std::size_t>(ptr));
+    log_warning(free_failure(backend_name(), bytes, ptr));
   }
 }
 

@@ -2,6 +2,7 @@
 #include <cuplug/backends.hpp>
 #include <cuplug/config.hpp>
 #include <cuplug/errors.hpp>
+#include <cuplug/log.hpp>
 
 #include <atomic>
 #include <map>
@@ -85,6 +86,9 @@ plugin_ptr<plugin_object> resolve_current(plugin_kind kind, unsigned long genera
     }
   }
   plugin_ptr<plugin_object> object = backend(kind, chosen.name);
+  if (log_enabled(log_level::debug))
+    log(log_level::debug, std::string(to_string(kind)) + " backend '" + chosen.name +
+                              "' (selected by " + chosen.origin + ")");
   std::lock_guard<std::mutex> lock(c.mutex);
   if (c.epoch.load(std::memory_order_relaxed) == epoch)
     c.current[kind] = resolved{generation, epoch, object};

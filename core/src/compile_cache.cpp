@@ -6,6 +6,7 @@
 
 #include <cuplug/compile_cache.hpp>
 #include <cuplug/errors.hpp>
+#include <cuplug/log.hpp>
 #include <cuplug/options.hpp>
 
 #include <unistd.h>
@@ -217,6 +218,9 @@ cache_result compile_cache::compile(const cache_request &request, const cache_po
       out.image = std::make_shared<const compiled_image>(std::move(e.image));
       out.hit = cache_hit::disk;
       inputs = std::make_shared<recorded_inputs>(std::move(e.inputs));
+      if (log_enabled(log_level::debug))
+        log(log_level::debug,
+            "compile cache: disk hit " + request_key + " (" + req.source_name + ")");
     }
   }
   if (!out.image) {
@@ -230,6 +234,12 @@ cache_result compile_cache::compile(const cache_request &request, const cache_po
         inputs = std::move(recorded);
     }
     out.key = image_key(request_key, inputs.get(), *image);
+    if (log_enabled(log_level::debug))
+      log(log_level::debug, "compile cache: compiled " + request_key + " (" + req.source_name +
+                                ") " +
+                                (store && inputs ? "and stored it"
+                                 : !inputs ? "without storing it: its inputs were not recorded"
+                                           : "in memory only"));
     if (store && inputs) {
       cache_entry e{*image, out.key, *inputs};
       std::lock_guard<std::mutex> lock(store->mutex);

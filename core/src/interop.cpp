@@ -1,6 +1,7 @@
 // The interop interface's public door: argument checks, foreign-exception translation, and the
 // non-throwing release.
 #include <cuplug/interop.hpp>
+#include <cuplug/log.hpp>
 
 #include "foreign_exceptions.hpp"
 
@@ -131,11 +132,10 @@ void interop::unregister(CUgraphicsResource resource) noexcept {
   try {
     do_unregister(resource);
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "cuplug WARNING: interop '%s' failed to unregister a resource: %s\n",
-                 backend_name().c_str(), e.what());
+    log_warning("cuplug WARNING: interop '" + backend_name() +
+                "' failed to unregister a resource: " + e.what());
   } catch (...) {
-    std::fprintf(stderr, "cuplug WARNING: interop '%s' failed to unregister a resource\n",
-                 backend_name().c_str());
+    log_warning("cuplug WARNING: interop '" + backend_name() + "' failed to unregister a resource");
   }
 }
 

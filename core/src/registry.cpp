@@ -6,6 +6,7 @@
 #include <cuplug/errors.hpp>
 #include <cuplug/interop.hpp>
 #include <cuplug/launcher.hpp>
+#include <cuplug/log.hpp>
 #include <cuplug/registry.hpp>
 #include <cuplug/rng.hpp>
 
@@ -79,11 +80,11 @@ struct plugin_deleter {
       else
         delete object;
     } catch (const std::exception &e) {
-      std::fprintf(stderr, "cuplug: %s threw while destroying its %s: %s\n", owner->label().c_str(),
-                   to_string(owner->info.kind), e.what());
+      log_warning("cuplug WARNING: " + owner->label() + " threw while destroying its " +
+                  to_string(owner->info.kind) + ": " + e.what());
     } catch (...) {
-      std::fprintf(stderr, "cuplug: %s threw while destroying its %s\n", owner->label().c_str(),
-                   to_string(owner->info.kind));
+      log_warning("cuplug WARNING: " + owner->label() + " threw while destroying its " +
+                  to_string(owner->info.kind));
     }
   }
 };
@@ -147,6 +148,9 @@ struct registry::impl {
   void ensure_scanned(registry &self);
 
   plugin_candidate &record(plugin_candidate c) {
+    if (log_enabled(log_level::debug))
+      log(log_level::debug, "plugin candidate " + c.path + ": " + to_string(c.outcome) +
+                                (c.reason.empty() ? "" : " (" + c.reason + ")"));
     auto it = candidate_index.find(c.path);
     if (it != candidate_index.end())
       return candidates[it->second] = std::move(c);

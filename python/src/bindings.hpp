@@ -7,6 +7,7 @@ namespace cuplug::python {
 namespace py = pybind11;
 
 // Registration functions, one per file.
+void init_python_log(py::module_ &m); // support/python_log.cpp: the core log to `cuplug`
 void init_errors(py::module_ &m);
 void init_enums(py::module_ &m);
 void init_device(py::module_ &m);

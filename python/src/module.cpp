@@ -6,6 +6,7 @@
 PYBIND11_MODULE(_core, m) {
   using namespace cuplug::python;
   m.doc() = "cuplug's C++ core: driver objects, memory, launch, backends";
+  init_python_log(m);
   init_errors(m);
   init_enums(m);
   init_device(m);

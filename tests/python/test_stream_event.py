@@ -150,7 +150,7 @@ def test_objects_keep_their_context_alive_and_die_under_it(ctx, capfd):
     assert "WARNING" not in capfd.readouterr().err
 
 
-def test_objects_of_a_detached_context_go_quietly(ctx, capfd):
+def test_objects_of_a_detached_context_go_quietly(ctx, capfd, caplog):
     other = drv.Device(0).make_context()
     s, e = drv.Stream(), drv.Event()
     other.detach()
@@ -160,14 +160,38 @@ def test_objects_of_a_detached_context_go_quietly(ctx, capfd):
     del s, e
     gc.collect()
     assert "WARNING" not in capfd.readouterr().err
+    assert not [r for r in caplog.records if r.name == "cuplug"]
 
 
-def test_failed_destroy_warns_and_continues(ctx, fake, capfd):
+def test_failed_destroy_warns_through_the_cuplug_logger_and_continues(ctx, fake, caplog):
     s = drv.Stream()
     fake.fail_next("cuStreamDestroy", INVALID_HANDLE)
     del s
     gc.collect()
-    err = capfd.readouterr().err
-    assert "a clean-up operation failed" in err
-    assert "cuStreamDestroy failed: invalid resource handle" in err
+    (record,) = [r for r in caplog.records if r.name == "cuplug"]
+    assert record.levelname == "WARNING"
+    assert "a clean-up operation failed" in record.getMessage()
+    assert "cuStreamDestroy failed: invalid resource handle" in record.getMessage()
     drv.Stream().synchronize()
+
+
+def test_without_logging_handlers_warnings_still_reach_stderr(fake):
+    # No logging configuration at all (a plain script): Python's last-resort handler prints
+    # the warning on stderr, as the C++ did before.
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, fakecuda, cuplug.driver as drv\n"
+        "drv.init(); ctx = drv.Device(0).make_context()\n"
+        "f = fakecuda.FakeCuda(__import__('os').environ['CUPLUG_CUDA_DRIVER'])\n"
+        "s = drv.Stream(); f.fail_next('cuStreamDestroy', 400); del s; gc.collect()\n"
+        "ctx.pop()\n"
+    )
+    import os
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(__file__), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "cuplug WARNING: a clean-up operation failed" in proc.stderr

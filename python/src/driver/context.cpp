@@ -10,6 +10,8 @@
 #include "driver/activation.hpp"
 #include "support/convert.hpp"
 
+#include <cuplug/log.hpp>
+
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
@@ -137,7 +139,7 @@ std::pair<CUresult, const char *> release_handle(CUcontext handle, CUdevice devi
     if (owned)
       return {entry(driver().cuCtxDestroy, "cuCtxDestroy")(handle), "cuCtxDestroy"};
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "cuplug WARNING: a clean-up operation failed: %s\n", e.what());
+    log_warning(std::string("cuplug WARNING: a clean-up operation failed: ") + e.what());
   }
   return {CUDA_SUCCESS, ""};
 }
@@ -334,7 +336,7 @@ scoped_activation::~scoped_activation() {
     context::pop();
   } catch (const std::exception &e) {
     if (!interpreter_finalizing())
-      std::fprintf(stderr, "cuplug WARNING: could not restore the context stack: %s\n", e.what());
+      log_warning(std::string("cuplug WARNING: could not restore the context stack: ") + e.what());
   }
 }
 
@@ -370,8 +372,8 @@ void cleanup_call(CUresult result, const char *routine) noexcept {
   if (result == CUDA_SUCCESS || result == CUDA_ERROR_DEINITIALIZED || interpreter_finalizing())
     return;
   try {
-    std::fprintf(stderr, "cuplug WARNING: a clean-up operation failed (dead context maybe?)\n%s\n",
-                 cuda_error(routine, result).what());
+    log_warning(std::string("cuplug WARNING: a clean-up operation failed (dead context maybe?)\n") +
+                cuda_error(routine, result).what());
   } catch (...) {
   }
 }
