@@ -8,6 +8,8 @@ namespace py = pybind11;
 
 // Registration functions, one per file.
 void init_python_log(py::module_ &m); // support/python_log.cpp: the core log to `cuplug`
+// Passes on what the core logged while this thread ran without the GIL (call with the GIL).
+void flush_pending_log() noexcept;
 void init_errors(py::module_ &m);
 void init_enums(py::module_ &m);
 void init_device(py::module_ &m);

@@ -198,9 +198,13 @@ std::shared_ptr<cache_result> compile(const py_request &req, bool memory, bool d
       return std::make_shared<cache_result>(*hit);
   std::shared_ptr<cache_result> out;
   try {
-    py::gil_scoped_release nogil;
-    out = std::make_shared<cache_result>(cache.compile(req.request, policy));
+    {
+      py::gil_scoped_release nogil;
+      out = std::make_shared<cache_result>(cache.compile(req.request, policy));
+    }
+    flush_pending_log();
   } catch (...) {
+    flush_pending_log();
     // The compile stopped because Python wants to (Ctrl-C): raise that, not the compile error.
     if (PyErr_Occurred())
       throw py::error_already_set();
