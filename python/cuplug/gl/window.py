@@ -17,7 +17,7 @@ import numpy as np
 
 import cuplug.driver as _drv
 from cuplug import _core
-from cuplug.gl import _png
+from cuplug.gl._png import write as _write_png
 from cuplug.gl._registered import RegisteredBuffer, map_all
 
 GL_POINTS, GL_LINES, GL_LINE_STRIP, GL_TRIANGLES = 0x0000, 0x0001, 0x0003, 0x0004
@@ -279,7 +279,7 @@ class Window:
     def save_png(self, path):
         """Writes what was drawn last to a PNG file; returns the pixels."""
         pixels = self.read_pixels()
-        _png.write(path, pixels)
+        _write_png(path, pixels)
         return pixels
 
     def close(self):
