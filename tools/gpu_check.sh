@@ -25,6 +25,11 @@ out=$(cd "$1" && pwd)
 cd "$(dirname "$0")/.." || exit 2
 root=$PWD
 build=$root/build-gpu
+# OpenGL: the GL .deb files the tree brought in .gl/ (docs/gl.md), unpacked and put on the paths.
+if [ -d "$root/.gl" ]; then
+  # shellcheck source=tools/gl_setup.sh
+  source "$root/tools/gl_setup.sh" >"$out/gl_setup.log" 2>&1 || echo "gl_setup failed ($out/gl_setup.log)"
+fi
 jobs=$(nproc)
 deadline=$((SECONDS + 575)) # leaves a margin under the 10-minute limit of one command
 summary=()

@@ -162,6 +162,16 @@ def _toolkit_report() -> dict:
     }
 
 
+def _gl_report() -> dict:
+    """What cuplug.gl.Window can open in this build (the interop backend is under backends)."""
+    try:
+        from cuplug.gl.window import window_support
+    except ImportError as e:  # cuplug.gl itself is unavailable: the reason says why
+        return {"windowed": False, "headless": False, "missing": str(e)}
+    windowed, headless, why = window_support()
+    return {"windowed": windowed, "headless": headless, "missing": why}
+
+
 def collect() -> dict:
     """Everything `info` shows, as plain data."""
     return {
@@ -175,6 +185,7 @@ def collect() -> dict:
         "backends": _backends_report(),
         "build": dict(_core.backends.build_info()),
         "system": {"os": _os_name(), "glibc": " ".join(platform.libc_ver()).strip()},
+        "gl": _gl_report(),
         "config_file": {"path": config.file(), "searched": _config_searched()},
         "cache_dir": _core.backends.cache_directory(),
         "cache_disabled": bool(_core.backends.cache_disabled()),
@@ -266,6 +277,15 @@ def format_text(info: dict) -> str:
         out.append(f"  {kind:<10} {b['name']:<10} ({where}){status}{opts}")
         if b["reason"]:
             out.append(f"             {b['reason']}")
+
+    gl = info["gl"]
+    parts = [
+        f"windows {'yes' if gl['windowed'] else 'no'}",
+        f"headless EGL {'yes' if gl['headless'] else 'no'}",
+    ]
+    out.append(
+        f"gl window helper: {', '.join(parts)}" + (f" ({gl['missing']})" if gl["missing"] else "")
+    )
 
     cfg = info["config_file"]
     out.append(f"config file: {cfg['path'] or 'none'} (searched {cfg['searched']})")

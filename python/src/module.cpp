@@ -3,6 +3,11 @@
 #include "driver/context.hpp"
 #include "support/convert.hpp"
 
+namespace cuplug::python {
+void init_gl(py::module_ &m); // gl/init_gl.cpp: cuplug._core.gl (declared here, not in
+                              // bindings.hpp, whose every includer would rebuild)
+} // namespace cuplug::python
+
 PYBIND11_MODULE(_core, m) {
   using namespace cuplug::python;
   m.doc() = "cuplug's C++ core: driver objects, memory, launch, backends";
@@ -27,4 +32,5 @@ PYBIND11_MODULE(_core, m) {
   init_array(m);
   init_dlpack(m);
   init_rng(m);
+  init_gl(m);
 }

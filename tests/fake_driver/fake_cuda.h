@@ -76,6 +76,20 @@ FAKE_CUDA_API int fake_cuda_context_alive(CUcontext ctx);
  * kind. */
 FAKE_CUDA_API long fake_cuda_live_objects(const char *kind);
 
+/* GL objects for graphics interop (there is no GL here): what cuGraphicsGLRegisterBuffer / Image
+ * find under a name. fake_cuda_gl_buffer declares buffer `name` with `bytes` of zeroed storage
+ * (0 bytes: deletes it); fake_cuda_gl_buffer_data is that storage (what GL would read; NULL for
+ * no such buffer). fake_cuda_gl_image declares a texture or renderbuffer of GL `target`
+ * (GL_TEXTURE_2D ...) with `levels` mip levels of CU_AD_FORMAT_UNSIGNED_INT8 or _FLOAT texels
+ * with 1, 2 or 4 channels; depth: layers of a 2D array, depth of a 3D texture. Return 0, or -1
+ * for arguments the fake does not model. All are forgotten by fake_cuda_reset. */
+FAKE_CUDA_API int fake_cuda_gl_buffer(unsigned name, size_t bytes);
+FAKE_CUDA_API void *fake_cuda_gl_buffer_data(unsigned name);
+FAKE_CUDA_API int fake_cuda_gl_image(unsigned target, unsigned name, size_t width, size_t height,
+                                     size_t depth, unsigned levels, int format, unsigned channels);
+/* Registered graphics resources not yet unregistered. */
+FAKE_CUDA_API long fake_cuda_live_graphics_resources(void);
+
 /* Depth of the calling thread's context stack. */
 FAKE_CUDA_API int fake_cuda_context_stack_depth(void);
 

@@ -383,6 +383,7 @@ void add_array_entries(entry_table &t);
 void add_graph_entries(entry_table &t);
 void add_stream_capture_entries(entry_table &t);
 void add_launch_ex_entries(entry_table &t);
+void add_graphics_entries(entry_table &t); // graphics.cpp
 const entry_table &entries();
 
 // Device attributes (device_attributes.cpp).

@@ -20,6 +20,7 @@ const entry_table &entries() {
     add_array_entries(*t);
     add_graph_entries(*t);
     add_launch_ex_entries(*t);
+    add_graphics_entries(*t);
     return t;
   }();
   return *table;

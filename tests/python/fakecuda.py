@@ -27,6 +27,7 @@ from ctypes import (
     c_void_p,
 )
 
+import fakecuda_graphics
 import fakecuda_objects
 
 LIBRARY_NAME = "libcuplug_fake_cuda.so"
@@ -357,6 +358,7 @@ PROTOTYPES = {
     "cuProfilerStop": [],
 }
 PROTOTYPES.update(fakecuda_objects.PROTOTYPES)
+PROTOTYPES.update(fakecuda_graphics.PROTOTYPES)
 
 _GET_PROC = ctypes.CFUNCTYPE(c_int, c_char_p, P(c_void_p), c_int, c_uint64, int_p)
 

@@ -199,6 +199,7 @@ CORE_NAMES_ELSEWHERE = {
     "allocators": "cuplug.memory (allocator backends)",
     "backends": "cuplug.plugins / cuplug.config (the backend registry)",
     "rng": "cuplug.random / cuplug.curandom (the rng backends)",
+    "gl": "cuplug.gl (the interop backend)",
 }
 
 

@@ -33,6 +33,7 @@ def test_package_ships_type_information():
         "_dlpack.pyi",
         "allocators.pyi",
         "backends.pyi",
+        "gl.pyi",
         "rng.pyi",
     ], names
     # The build tree is the package as installed (python/CMakeLists.txt copies and installs both).

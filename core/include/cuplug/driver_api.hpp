@@ -7,6 +7,16 @@
 #include <cstdint>
 #include <string>
 
+// cudaGL.h's two registration entry points, declared with GL's types spelled out (GLuint and
+// GLenum are unsigned int in every GL header; cudaGL.h's declarations are the same functions) so
+// that no core header needs a GL header.
+extern "C" {
+CUresult CUDAAPI cuGraphicsGLRegisterBuffer(CUgraphicsResource *pCudaResource, unsigned int buffer,
+                                            unsigned int Flags);
+CUresult CUDAAPI cuGraphicsGLRegisterImage(CUgraphicsResource *pCudaResource, unsigned int image,
+                                           unsigned int target, unsigned int Flags);
+}
+
 namespace cuplug {
 
 // Every driver function cuplug calls, in the order of driver_api's members. Plugins compile in
@@ -70,7 +80,10 @@ namespace cuplug {
   X(cuGraphAddChildGraphNode) X(cuGraphAddDependencies) X(cuGraphGetNodes) X(cuGraphGetRootNodes) \
   X(cuGraphNodeGetType) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams)               \
   X(cuGraphDebugDotPrint) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch)   \
-  X(cuGraphUpload) X(cuGraphExecUpdate) X(cuGraphExecKernelNodeSetParams) X(cuLaunchKernelEx)
+  X(cuGraphUpload) X(cuGraphExecUpdate) X(cuGraphExecKernelNodeSetParams) X(cuLaunchKernelEx)   \
+  X(cuGraphicsGLRegisterBuffer) X(cuGraphicsGLRegisterImage) X(cuGraphicsUnregisterResource)     \
+  X(cuGraphicsMapResources) X(cuGraphicsUnmapResources) X(cuGraphicsResourceGetMappedPointer)    \
+  X(cuGraphicsSubResourceGetMappedArray) X(cuGraphicsResourceSetMapFlags)
 // clang-format on
 
 // The member name and prototype of an entry X(name) or X(name, prototype).
@@ -110,7 +123,7 @@ bool driver_available() noexcept;
 // Path of the opened driver library, or the reason it could not be opened.
 std::string driver_library_description();
 
-// Any further entry point by its base name (e.g. interop's cuGraphicsGLRegisterBuffer);
+// Any further entry point by its base name (one the table does not hold);
 // nullptr when the driver does not have it.
 void *driver_symbol(const char *name, int cuda_version = CUDA_VERSION);
 

@@ -193,7 +193,7 @@ def unavailable_reason(kind: str, name: str) -> typing.Any:
     """
 ABI_TAG: str
 DEFAULT_BACKENDS: dict = {'allocator': 'device', 'compiler': 'nvrtc', 'launcher': 'driver', 'rng': 'curand', 'interop': 'gl'}
-DRIVER_API_ENTRIES: int = 169
+DRIVER_API_ENTRIES: int = 177
 ENV_VARS: dict = {'allocator': 'CUPLUG_ALLOCATOR', 'compiler': 'CUPLUG_COMPILER', 'launcher': 'CUPLUG_LAUNCHER', 'rng': 'CUPLUG_RNG', 'interop': 'CUPLUG_INTEROP'}
 KINDS: tuple = ('allocator', 'compiler', 'launcher', 'rng', 'interop')
 PLUGIN_ABI_MAJOR: int = 2

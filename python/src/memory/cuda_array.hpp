@@ -17,6 +17,9 @@ class cuda_array : public context_dependent {
 public:
   explicit cuda_array(const CUDA_ARRAY_DESCRIPTOR &desc);
   explicit cuda_array(const CUDA_ARRAY3D_DESCRIPTOR &desc);
+  // An array someone else owns (a mapped GL image's, cuplug.gl): never destroyed here, and
+  // `owner` lives as long as this object; free() only forgets the handle.
+  static std::shared_ptr<cuda_array> borrowed(CUarray handle, std::shared_ptr<void> owner);
   ~cuda_array();
   cuda_array(const cuda_array &) = delete;
   cuda_array &operator=(const cuda_array &) = delete;
@@ -35,8 +38,11 @@ public:
   void free();
 
 private:
+  cuda_array() = default;
   CUarray handle_ = nullptr;
   CUDA_ARRAY3D_DESCRIPTOR desc_{};
+  std::shared_ptr<void> owner_; // set for borrowed arrays
+  bool borrowed_ = false;
 };
 
 using cuda_array_ptr = std::shared_ptr<cuda_array>;

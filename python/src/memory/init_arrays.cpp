@@ -44,11 +44,23 @@ cuda_array::cuda_array(const CUDA_ARRAY3D_DESCRIPTOR &desc) : desc_(desc) {
   CUPLUG_CALL(cuArray3DCreate, &handle_, &desc);
 }
 
+std::shared_ptr<cuda_array> cuda_array::borrowed(CUarray handle, std::shared_ptr<void> owner) {
+  std::shared_ptr<cuda_array> a(new cuda_array);
+  CUPLUG_CALL(cuArray3DGetDescriptor, &a->desc_, handle);
+  a->handle_ = handle;
+  a->owner_ = std::move(owner);
+  a->borrowed_ = true;
+  return a;
+}
+
 cuda_array::~cuda_array() { free(); }
 
 void cuda_array::free() {
-  if (handle_ == nullptr)
+  if (handle_ == nullptr || borrowed_) {
+    handle_ = nullptr;
+    owner_.reset();
     return;
+  }
   CUarray doomed = handle_;
   handle_ = nullptr;
   release_under(get_context(), "cuArrayDestroy", [doomed] {

@@ -202,11 +202,19 @@ FROZEN(165, cuGraphUpload)
 FROZEN(166, cuGraphExecUpdate)
 FROZEN(167, cuGraphExecKernelNodeSetParams)
 FROZEN(168, cuLaunchKernelEx)
+FROZEN(169, cuGraphicsGLRegisterBuffer)
+FROZEN(170, cuGraphicsGLRegisterImage)
+FROZEN(171, cuGraphicsUnregisterResource)
+FROZEN(172, cuGraphicsMapResources)
+FROZEN(173, cuGraphicsUnmapResources)
+FROZEN(174, cuGraphicsResourceGetMappedPointer)
+FROZEN(175, cuGraphicsSubResourceGetMappedArray)
+FROZEN(176, cuGraphicsResourceSetMapFlags)
 
 #pragma GCC diagnostic pop
 
 // The number of FROZEN lines above.
-constexpr std::size_t frozen_entries = 169;
+constexpr std::size_t frozen_entries = 177;
 static_assert(cuplug::driver_api_entries >= frozen_entries,
               "driver_api lost entries: the table is append-only");
 static_assert(cuplug::driver_api_entries == frozen_entries,

@@ -62,12 +62,16 @@ def test_cuplug_driver_table_has_the_cuda_13_prototypes():
     if compiler is None or not typedefs.is_file():
         pytest.skip("needs g++ and the CUDA toolkit headers in /usr/local/cuda/include")
     text = typedefs.read_text() + (typedefs.parent / "cudaProfilerTypedefs.h").read_text()
-    checks = []
+    # cudaGL.h's registration entry points have their typedefs in cudaGLTypedefs.h, which needs
+    # GL's header: checked where there is one.
+    gl_text = (typedefs.parent / "cudaGLTypedefs.h").read_text()
+    text += gl_text
+    checks, gl_checks = [], []
     for name in driver_api_names():
         versions = [int(v) for v in re.findall(rf"PFN_{name}_v(\d+)\)", text)]
         version = max(v for v in versions if v <= 13000)
         pfn = f"PFN_{name}_v{version}"
-        checks.append(
+        (gl_checks if f"PFN_{name}_v" in gl_text else checks).append(
             f"static_assert(std::is_same_v<{pfn}, "
             f'decltype(::cuplug::driver_api::{name})>, "{name}: {pfn}");'
         )
@@ -78,6 +82,10 @@ def test_cuplug_driver_table_has_the_cuda_13_prototypes():
             "#include <cudaProfilerTypedefs.h>",
             "#include <type_traits>",
             *checks,
+            "#if __has_include(<GL/gl.h>)",
+            "#include <cudaGLTypedefs.h>",
+            *gl_checks,
+            "#endif",
         ]
     )
     result = subprocess.run(

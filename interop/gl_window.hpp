@@ -1,0 +1,112 @@
+// A GL context with something to draw into: a GLFW window, or a headless EGL context (no
+// display), plus the few GL calls cuplug.gl.Window needs (buffers, textures, drawing, reading
+// pixels back). GL entry points come through GLEW.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cuplug::gl {
+
+// Anything GL, GLFW or EGL refused; what() names the call and the fix.
+class gl_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// What this build can do, and why not where it cannot (for `python -m cuplug info`).
+struct build_support {
+  bool windowed = false; // GLFW was found at build time
+  bool headless = false; // EGL was found at build time
+  std::string missing;   // what was not found, and the Debian package that provides it
+};
+build_support support() noexcept;
+
+struct window_options {
+  int width = 640, height = 480;
+  std::string title = "cuplug";
+  bool headless = false; // an EGL context and an offscreen framebuffer, no window
+  bool visible = true;   // windowed only: false opens the window hidden
+  bool vsync = false;    // windowed only: swap on the display's refresh
+  int cuda_device = -1;  // headless only: prefer the EGL device of this CUDA ordinal
+};
+
+struct key_event {
+  int key = 0, scancode = 0, action = 0, mods = 0; // GLFW's values (GLFW_PRESS = 1, ...)
+};
+
+// Drawing happens in an offscreen framebuffer of the window's size, so that headless and windowed
+// rendering and reading pixels back are the same code; present() shows it (windowed) or finishes
+// it (headless). Every call makes this context current first. Not thread-safe; GL objects belong
+// to this context and are deleted with it.
+class gl_window {
+public:
+  explicit gl_window(const window_options &options); // throws gl_error with the reason
+  ~gl_window();
+  gl_window(const gl_window &) = delete;
+  gl_window &operator=(const gl_window &) = delete;
+
+  void make_current();
+  bool headless() const noexcept { return headless_; }
+  int width() const noexcept { return width_; }
+  int height() const noexcept { return height_; }
+  std::string describe(); // "GL 4.5 (...) / renderer / vendor, headless EGL (device ...)"
+
+  // Buffer objects (target GL_ARRAY_BUFFER or GL_PIXEL_UNPACK_BUFFER), zero-filled.
+  unsigned create_buffer(std::size_t bytes);
+  void write_buffer(unsigned buffer, std::size_t offset, const void *data, std::size_t bytes);
+  void read_buffer(unsigned buffer, std::size_t offset, void *out, std::size_t bytes);
+  std::size_t buffer_size(unsigned buffer);
+  void delete_buffer(unsigned buffer) noexcept;
+
+  // RGBA 8-bit (float32 = false) or RGBA float32 2D textures, nearest filtering.
+  unsigned create_texture(int width, int height, bool float32 = false);
+  void texture_from_buffer(unsigned texture, unsigned pixel_buffer, int width, int height,
+                           bool float32 = false); // GL copies from a PBO: no host round trip
+  void texture_from_host(unsigned texture, const void *pixels, int width, int height,
+                         bool float32 = false);
+  void delete_texture(unsigned texture) noexcept;
+
+  // Drawing into the framebuffer. mode: GL_POINTS, GL_LINES, GL_LINE_STRIP, GL_TRIANGLES, ...
+  void clear(float r, float g, float b, float a);
+  void draw_texture(unsigned texture); // fills the framebuffer
+  // `count` vertices of `components` float32 each from `buffer`; colours from `color_buffer` (4
+  // uint8 per vertex) when not 0, else `rgba`; positions transformed by the column-major 4x4
+  // `transform` when given (else taken as normalised device coordinates).
+  void draw_vertices(unsigned buffer, std::size_t count, int components, unsigned mode,
+                     const float rgba[4], unsigned color_buffer, float point_size,
+                     const float *transform);
+  // The framebuffer as RGBA8, top row first: width() * height() * 4 bytes.
+  void read_pixels(void *out);
+  void present();
+  void finish();
+
+  // Windows (no-ops headless): events, close requests, size changes.
+  void poll_events();
+  bool should_close();
+  void set_should_close(bool value);
+  std::vector<key_event> take_key_events();
+  bool take_resized(); // the window changed size since the last call (width()/height() follow)
+  void set_title(const std::string &title);
+
+private:
+  void resize_framebuffer(int width, int height);
+  void check_gl(const char *call);
+
+  bool headless_ = false;
+  int width_ = 0, height_ = 0;
+  void *window_ = nullptr;      // GLFWwindow
+  void *egl_display_ = nullptr; // EGLDisplay
+  void *egl_context_ = nullptr; // EGLContext
+  std::string egl_device_;
+  unsigned framebuffer_ = 0, color_ = 0;
+  std::vector<key_event> keys_;
+  bool resized_ = false;
+
+  friend struct gl_window_callbacks;
+};
+
+} // namespace cuplug::gl
