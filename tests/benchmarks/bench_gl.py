@@ -45,7 +45,7 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--json-out")
     args = p.parse_args()
-    cuda = require_gpu(SCRIPT)
+    cuda, _ctx = require_gpu(SCRIPT)
     try:
         from cuplug import gl
     except ImportError as e:

@@ -129,11 +129,12 @@ def test_torch_on_its_own_stream(torch):
     assert float(doubled.get()[-1]) == 10.0
 
 
-def test_kernels_wait_for_the_stream_a_torch_tensor_was_written_on(torch):
-    # CUDA Array Interface v3: a tensor handed to a cuplug kernel inside torch.cuda.stream(s)
-    # names s; the kernel (on cuplug's default stream) runs after s's pending work. PyTorch's
-    # streams do not synchronise with the legacy default stream, so without the ordering the
-    # kernel would read the zeros from before the sleep.
+def test_kernels_wait_for_the_stream_a_cuda_array_interface_names(torch):
+    # CUDA Array Interface v3: a device array handed to a cuplug kernel names the stream its
+    # pending work is on; the kernel (on cuplug's default stream) runs after that work. PyTorch
+    # exports version 2 (no stream), so the producer here is a torch tensor described as v3 with
+    # the non-blocking stream s that wrote it: without the ordering the kernel would read the
+    # zeros from before the sleep.
     import cuplug.driver as drv
     from cuplug import gpuarray
     from cuplug.compiler import SourceModule
@@ -147,10 +148,18 @@ def test_kernels_wait_for_the_stream_a_torch_tensor_was_written_on(torch):
     torch.cuda.synchronize()
     out = gpuarray.empty(n, np.float32)
     s = torch.cuda.Stream()
+
+    class OnStream:
+        __cuda_array_interface__ = {
+            **t.__cuda_array_interface__,
+            "version": 3,
+            "stream": s.cuda_stream,
+        }
+
     with torch.cuda.stream(s):
         torch.cuda._sleep(100_000_000)  # about 50 ms of GPU time on s
         t.fill_(3.0)
-        copy(out, t, np.int32(n), block=(256, 1, 1), grid=(n // 256, 1))
+    copy(out, OnStream(), np.int32(n), block=(256, 1, 1), grid=(n // 256, 1))
     drv.Context.synchronize()
     assert np.all(out.get() == 3.0)
 
