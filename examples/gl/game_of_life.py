@@ -76,9 +76,10 @@ def main(argv=None):
     headless = args.headless or not os.environ.get("DISPLAY")
     frames = args.frames or (30 if headless else None)
     start = (np.random.default_rng(12).random((h, w)) < 0.3).astype(np.uint8)
+    # The window first: it makes the CUDA context current when none is.
+    win = Window(w, h, "Game of Life (cuplug)", headless=headless, pixels=True)
     board, scratch = gpuarray.to_gpu(start), gpuarray.empty_like(gpuarray.to_gpu(start))
     life = SourceModule(KERNEL).get_function("life")
-    win = Window(w, h, "Game of Life (cuplug)", headless=headless, pixels=True)
     checked = {}
 
     def step(frame):

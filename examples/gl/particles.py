@@ -65,7 +65,6 @@ def main(argv=None):
     start = np.stack([radius * np.cos(angle), radius * np.sin(angle)], 1).astype(np.float32)
     speed = np.sqrt(0.05 / radius) * 0.9
     velocity = np.stack([-speed * np.sin(angle), speed * np.cos(angle)], 1).astype(np.float32)
-    vel = gpuarray.to_gpu(velocity)
     win = Window(
         640,
         640,
@@ -76,6 +75,7 @@ def main(argv=None):
         colors=True,
         point_size=1.0,
     )
+    vel = gpuarray.to_gpu(velocity)  # after the window: it makes the context current
     advance = SourceModule(KERNEL).get_function("advance")
     with win.frame() as f:  # the start positions, copied into GL's buffer once
         f.vertices.set(start)

@@ -106,10 +106,12 @@ class Window:
         self._own_context = None
         self.interop = bool(interop)
         if self.interop and _drv.Context.get_current() is None:
+            from cuplug._auto import _retain_primary_context
             from cuplug.tools import make_default_context
 
             _drv.init()
-            self._own_context = make_default_context()
+            # The primary context, as cuplug.autoinit makes: shared with the runtime's libraries.
+            self._own_context = make_default_context(_retain_primary_context)
         self._canvas = module.Canvas(
             width,
             height,
