@@ -28,7 +28,7 @@ build=$root/build-gpu
 # OpenGL: the GL .deb files the tree brought in .gl/ (docs/gl.md), unpacked and put on the paths.
 if [ -d "$root/.gl" ]; then
   # shellcheck source=tools/gl_setup.sh
-  source "$root/tools/gl_setup.sh" >"$out/gl_setup.log" 2>&1 || echo "gl_setup failed ($out/gl_setup.log)"
+  source "$root/tools/gl_setup.sh" "$root/.gl/root" >"$out/gl_setup.log" 2>&1 || echo "gl_setup failed ($out/gl_setup.log)"
 fi
 jobs=$(nproc)
 deadline=$((SECONDS + 575)) # leaves a margin under the 10-minute limit of one command
