@@ -54,8 +54,20 @@ def window(kernels, headless):
     win.close()
 
 
-def test_a_kernel_writes_the_pixel_buffer_and_gl_shows_exactly_that(kernels, window, tmp_path):
+@pytest.fixture
+def pixels_only(kernels, headless):
+    # No vertex buffer: its points (all at the origin before a kernel writes them) would be drawn
+    # over the image, one white pixel in the middle (seen on the H100).
+    from cuplug.gl import Window
+
+    win = Window(96, 64, headless=True, pixels=True)
+    yield win
+    win.close()
+
+
+def test_a_kernel_writes_the_pixel_buffer_and_gl_shows_exactly_that(kernels, pixels_only, tmp_path):
     fill, _ = kernels
+    window = pixels_only
     w, h = window.width, window.height
     with window.frame() as f:
         assert f.pixels.shape == (h, w, 4) and f.pixels.dtype == np.uint8
