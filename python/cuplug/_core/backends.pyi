@@ -5,7 +5,7 @@ Plugins, backend selection and the driver library
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['ABI_TAG', 'DEFAULT_BACKENDS', 'DRIVER_API_ENTRIES', 'ENV_VARS', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'open_config_file', 'package_plugin_dir', 'plugin_options', 'preload_toolkit_libraries', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer', 'toolkit_include_dir', 'toolkit_library_dirs', 'toolkit_roots', 'unavailable_reason']
+__all__: list[str] = ['ABI_TAG', 'DEFAULT_BACKENDS', 'DRIVER_API_ENTRIES', 'ENV_VARS', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'build_info', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'open_config_file', 'package_plugin_dir', 'plugin_options', 'preload_toolkit_libraries', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer', 'toolkit_include_dir', 'toolkit_library_dirs', 'toolkit_roots', 'unavailable_reason']
 class PluginInfo:
     """
     A plugin that passed the handshake and is loaded.
@@ -84,6 +84,10 @@ class PluginCandidate:
 def available(kind: str | None = None) -> list[PluginInfo]:
     """
     Loaded plugins, of one kind or all.
+    """
+def build_info() -> dict:
+    """
+    The compiler, C++ standard, cuda.h version and glibc headers this extension was built with.
     """
 def builtin_default(kind: str) -> str:
     ...
