@@ -241,6 +241,7 @@ gl_window::gl_window(const window_options &o) : headless_(o.headless) {
 gl_window::~gl_window() {
   try {
     make_current();
+    buffer_image_.release();
     if (framebuffer_)
       glDeleteFramebuffers(1, &framebuffer_);
     if (color_)
@@ -401,6 +402,21 @@ void gl_window::texture_from_host(unsigned texture, const void *pixels, int widt
                   float32 ? GL_FLOAT : GL_UNSIGNED_BYTE, pixels);
   glBindTexture(GL_TEXTURE_2D, 0);
   check_gl("glTexSubImage2D from host memory");
+}
+
+bool gl_window::draw_buffer_image(unsigned pixel_buffer, int width, int height, bool float32) {
+  if (width <= 0 || height <= 0)
+    throw gl_error("draw_buffer_image: an image of " + std::to_string(width) + "x" +
+                   std::to_string(height) + " texels; width and height must be positive");
+  make_current();
+  if (!buffer_image_.available() ||
+      !buffer_image_.fits(static_cast<long long>(width) * static_cast<long long>(height)))
+    return false;
+  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer_);
+  glViewport(0, 0, width_, height_);
+  buffer_image_.draw(pixel_buffer, width, height, float32);
+  check_gl("drawing an image from a pixel buffer");
+  return true;
 }
 
 void gl_window::delete_texture(unsigned texture) noexcept {

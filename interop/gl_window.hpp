@@ -3,6 +3,8 @@
 // pixels back). GL entry points come through GLEW.
 #pragma once
 
+#include "gl_buffer_image.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -69,6 +71,11 @@ public:
   void texture_from_host(unsigned texture, const void *pixels, int width, int height,
                          bool float32 = false);
   void delete_texture(unsigned texture) noexcept;
+  // Draws the `width` x `height` RGBA image in `pixel_buffer` into the whole framebuffer straight
+  // from the buffer (no copy into a texture) and returns true; returns false, drawing nothing,
+  // where this context cannot (no GL 3.1, or the image exceeds a buffer texture): then copy it with
+  // texture_from_buffer and draw_texture.
+  bool draw_buffer_image(unsigned pixel_buffer, int width, int height, bool float32 = false);
 
   // Drawing into the framebuffer. mode: GL_POINTS, GL_LINES, GL_LINE_STRIP, GL_TRIANGLES, ...
   void clear(float r, float g, float b, float a);
@@ -104,6 +111,7 @@ private:
   std::string egl_device_;
   unsigned framebuffer_ = 0, color_ = 0;
   std::vector<key_event> keys_;
+  buffer_image buffer_image_;
   bool resized_ = false;
 
   friend struct gl_window_callbacks;

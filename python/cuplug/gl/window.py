@@ -213,16 +213,16 @@ class Window:
         """Draws the current contents of the buffers and shows them (swaps, or finishes
         headless)."""
         c = self._canvas
-        c.clear(*self.background)
         if self._texture:
-            c.texture_from_buffer(
-                self._texture,
-                self._buffers["pixels"],
-                self.width,
-                self.height,
-                self.pixel_dtype == np.float32,
-            )
-            c.draw_texture(self._texture)
+            # The image covers the framebuffer (no clear needed) and is drawn straight from the
+            # pixel buffer; GL copies it into the texture first only where it cannot.
+            pixels, float32 = self._buffers["pixels"], self.pixel_dtype == np.float32
+            if not c.draw_buffer_image(pixels, self.width, self.height, float32):
+                c.clear(*self.background)
+                c.texture_from_buffer(self._texture, pixels, self.width, self.height, float32)
+                c.draw_texture(self._texture)
+        else:
+            c.clear(*self.background)
         if self.vertex_count:
             c.draw_vertices(
                 self._buffers["vertices"],

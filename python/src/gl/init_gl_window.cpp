@@ -97,6 +97,10 @@ PYBIND11_MODULE(_gl_window, m) {
       .def("delete_texture", &gl_window::delete_texture, py::arg("texture"))
       .def("clear", &gl_window::clear, py::arg("r"), py::arg("g"), py::arg("b"), py::arg("a"))
       .def("draw_texture", &gl_window::draw_texture, py::arg("texture"))
+      .def("draw_buffer_image", &gl_window::draw_buffer_image, py::arg("pixel_buffer"),
+           py::arg("width"), py::arg("height"), py::arg("float32") = false,
+           "Draws the RGBA image in a pixel buffer into the whole framebuffer straight from the "
+           "buffer; False (nothing drawn) where the context cannot: copy it into a texture.")
       .def(
           "draw_vertices",
           [](gl_window &w, unsigned buffer, std::size_t count, int components, unsigned mode,

@@ -86,3 +86,28 @@ def test_bad_window_arguments_are_named():
     gl = pytest.importorskip("cuplug.gl")
     with pytest.raises(ValueError, match="mode 'quads'"):
         gl.Window(8, 8, interop=False, mode="quads")
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_an_image_drawn_straight_from_its_pixel_buffer_is_the_texture_path_picture(windowed, dtype):
+    """The pixel buffer drawn without a copy (a buffer texture read by a shader, what Window.draw
+    does) gives exactly the picture of the texture it replaces, every texel in place."""
+    from cuplug.gl import Window
+
+    w, h = 37, 23  # odd sizes: no texel may be off by one
+    win = Window(w, h, visible=False, interop=False, pixels=True, pixel_dtype=dtype)
+    try:
+        rng = np.random.default_rng(7)
+        image = rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
+        image[..., 3] = 255
+        win.upload("pixels", image if dtype == np.uint8 else (image / 255).astype(np.float32))
+        canvas, pixels = win._canvas, win._buffers["pixels"]
+        assert canvas.draw_buffer_image(pixels, w, h, dtype == np.float32)
+        straight = win.read_pixels()
+        canvas.clear(0, 0, 0, 1)
+        canvas.texture_from_buffer(win._texture, pixels, w, h, dtype == np.float32)
+        canvas.draw_texture(win._texture)
+        copied = win.read_pixels()
+        assert (straight == image).all() and (copied == image).all()
+    finally:
+        win.close()
