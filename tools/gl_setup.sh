@@ -5,8 +5,15 @@
 # .gl/root). Needs dpkg-deb (dpkg -x); as root it also puts the GL loaders (libEGL, libGL,
 # libOpenGL, libGLX, libGLdispatch, libGLES) into / and runs ldconfig, which is what worked there
 # (everything else goes into PREFIX only: unpacking all of it into / can break the machine).
-# Exports: LD_LIBRARY_PATH, CMAKE_PREFIX_PATH, PATH (Xvfb), CUPLUG_XKB_DIR (Xvfb's -xkbdir), and
-# __EGL_VENDOR_LIBRARY_FILENAMES when no EGL vendor file is where glvnd looks by default.
+# Windows need an X server with GLX: the ignored folder .glx/ (when it came along: 46 MiB, so only
+# for the windowed run) holds Xvfb with Mesa's software GLX for the server side (libgl1-mesa-dri
+# and LLVM 15; docs/gl.md); the client side is NVIDIA's GLX (__GLX_VENDOR_LIBRARY_NAME=nvidia).
+# As root it links xkbcomp into /usr/bin and Mesa's DRI folder into /usr/lib/x86_64-linux-gnu/dri,
+# where Xvfb looks for them (both paths are compiled into Xvfb), when the system has none.
+# Exports: LD_LIBRARY_PATH, CMAKE_PREFIX_PATH, PATH (Xvfb), CUPLUG_XKB_DIR (Xvfb's -xkbdir),
+# LIBGL_DRIVERS_PATH (Xvfb's GLX finds Mesa's swrast there), __GLX_VENDOR_LIBRARY_NAME=nvidia where
+# NVIDIA's GLX library is installed, and __EGL_VENDOR_LIBRARY_FILENAMES when no EGL vendor file is
+# where glvnd looks by default.
 # Prints what it did; returns non-zero when .gl/ has no .deb files.
 
 gl_setup_main() {
@@ -26,7 +33,7 @@ gl_setup_main() {
   fi
   # The loaders: libglvnd's dispatch libraries, vendor-neutral; NVIDIA's vendor libraries plug in.
   loaders="libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2"
-  for f in "$debs"/*.deb "$debs"/xvfb/*.deb; do
+  for f in "$debs"/*.deb "$debs"/xvfb/*.deb "$root"/.glx/*.deb; do
     [ -e "$f" ] || continue
     name=$(basename "$f")
     name=${name%%_*}
@@ -41,6 +48,17 @@ gl_setup_main() {
   export CMAKE_PREFIX_PATH=$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
   export PATH=$prefix/usr/bin:$PATH
   export CUPLUG_XKB_DIR=$prefix/usr/share/X11/xkb
+  export LIBGL_DRIVERS_PATH=$lib/dri
+  if [ -x "$prefix/usr/bin/xkbcomp" ] && ! [ -e /usr/bin/xkbcomp ] && [ "$(id -u)" = 0 ]; then
+    ln -s "$prefix/usr/bin/xkbcomp" /usr/bin/xkbcomp && echo "gl_setup: /usr/bin/xkbcomp linked"
+    mkdir -p /var/lib/xkb
+  fi
+  if [ -d "$lib/dri" ] && ! [ -e /usr/lib/x86_64-linux-gnu/dri ] && [ "$(id -u)" = 0 ]; then
+    ln -s "$lib/dri" /usr/lib/x86_64-linux-gnu/dri && echo "gl_setup: Mesa's DRI folder linked"
+  fi
+  if ldconfig -p 2>/dev/null | grep -q libGLX_nvidia; then
+    export __GLX_VENDOR_LIBRARY_NAME=nvidia
+  fi
   # glvnd finds EGL vendors through JSON files; NVIDIA's may sit outside the default folders.
   if ! ls /usr/share/glvnd/egl_vendor.d/*nvidia*.json /etc/glvnd/egl_vendor.d/*nvidia*.json \
     >/dev/null 2>&1; then
@@ -52,7 +70,8 @@ gl_setup_main() {
       fi
     done
   fi
-  echo "gl_setup: unpacked $(ls "$debs"/*.deb "$debs"/xvfb/*.deb 2>/dev/null | wc -l) packages into $prefix"
+  echo "gl_setup: unpacked $(ls "$debs"/*.deb "$debs"/xvfb/*.deb "$root"/.glx/*.deb 2>/dev/null | wc -l) packages into $prefix"
+  echo "gl_setup: __GLX_VENDOR_LIBRARY_NAME=${__GLX_VENDOR_LIBRARY_NAME:-unset}"
   echo "gl_setup: LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   echo "gl_setup: CMAKE_PREFIX_PATH=$CMAKE_PREFIX_PATH"
   echo "gl_setup: __EGL_VENDOR_LIBRARY_FILENAMES=${__EGL_VENDOR_LIBRARY_FILENAMES:-glvnd default folders}"

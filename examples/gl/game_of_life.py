@@ -61,7 +61,10 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--headless", action="store_true", help="no window: EGL, save a PNG")
     p.add_argument("--frames", type=int, help="stop after N frames (headless: 30)")
-    p.add_argument("--png", default="game_of_life.png", help="where --headless saves the frame")
+    p.add_argument(
+        "--png",
+        help="save the last frame (headless: default game_of_life.png; windowed: when given)",
+    )
     p.add_argument("--size", type=int, nargs=2, default=(512, 384), metavar=("W", "H"))
     args = p.parse_args(argv)
     reason = gpu_or_reason()
@@ -101,15 +104,16 @@ def main(argv=None):
             checked["pixels"] = bool((frame.pixels.get() == colours(expected)).all())
 
     drawn = win.run(step, frames=frames, report_every=1.0)
-    print(f"game_of_life: {drawn} frames, last {win.frame_time * 1000:.2f} ms")
+    print(f"game_of_life: {drawn} frames, last {win.frame_time * 1000:.2f} ms ({win.describe()})")
     print(
         f"game_of_life: first step matches NumPy: board {checked['board']}, "
         f"pixels {checked['pixels']}"
     )
-    if headless:
-        pixels = win.save_png(args.png)
+    png = args.png or ("game_of_life.png" if headless else None)
+    if png:
+        pixels = win.save_png(png)
         alive = int((pixels[..., 0] == 255).sum())
-        print(f"game_of_life: wrote {args.png} ({alive} live cells shown)")
+        print(f"game_of_life: wrote {png} ({alive} live cells shown)")
     win.close()
     return 0 if all(checked.values()) else 1
 

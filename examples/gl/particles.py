@@ -48,7 +48,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--headless", action="store_true", help="no window: EGL, save a PNG")
     p.add_argument("--frames", type=int, help="stop after N frames (headless: 30)")
-    p.add_argument("--png", default="particles.png", help="where --headless saves the last frame")
+    p.add_argument(
+        "--png", help="save the last frame (headless: default particles.png; windowed: when given)"
+    )
     args = p.parse_args(argv)
     reason = gpu_or_reason()
     if reason:
@@ -93,11 +95,15 @@ def main(argv=None):
         )
 
     drawn = win.run(step, frames=frames, report_every=1.0)
-    print(f"particles: {drawn} frames of {COUNT} points, last {win.frame_time * 1000:.2f} ms")
-    if headless:
-        pixels = win.save_png(args.png)
+    print(
+        f"particles: {drawn} frames of {COUNT} points, last {win.frame_time * 1000:.2f} ms "
+        f"({win.describe()})"
+    )
+    png = args.png or ("particles.png" if headless else None)
+    if png:
+        pixels = win.save_png(png)
         lit = int((pixels[..., :3].max(axis=2) > 60).sum())
-        print(f"particles: wrote {args.png} ({lit} lit pixels)")
+        print(f"particles: wrote {png} ({lit} lit pixels)")
     win.close()
     return 0
 

@@ -50,7 +50,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--headless", action="store_true", help="no window: EGL, save a PNG")
     p.add_argument("--frames", type=int, help="stop after N frames (headless: 30)")
-    p.add_argument("--png", default="simple_gl.png", help="where --headless saves the last frame")
+    p.add_argument(
+        "--png", help="save the last frame (headless: default simple_gl.png; windowed: when given)"
+    )
     args = p.parse_args(argv)
     reason = gpu_or_reason()
     if reason:
@@ -85,10 +87,11 @@ def main(argv=None):
 
     drawn = win.run(draw, frames=frames, report_every=1.0)
     print(f"simple_gl: {drawn} frames, last {win.frame_time * 1000:.2f} ms ({win.describe()})")
-    if headless:
-        pixels = win.save_png(args.png)
+    png = args.png or ("simple_gl.png" if headless else None)
+    if png:
+        pixels = win.save_png(png)
         lit = int((pixels[..., 0] > 128).sum())
-        print(f"simple_gl: wrote {args.png} ({lit} orange pixels)")
+        print(f"simple_gl: wrote {png} ({lit} orange pixels)")
     win.close()
     return 0
 

@@ -8,6 +8,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -36,18 +37,20 @@ def x_display():
     for number in range(90, 110):
         if not os.path.exists(f"/tmp/.X{number}-lock"):
             break
-    proc = subprocess.Popen(
-        [xvfb, f":{number}", "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    command = [xvfb, f":{number}", "-screen", "0", "1024x768x24", "-nolisten", "tcp"]
+    if os.environ.get("CUPLUG_XKB_DIR"):  # an Xvfb unpacked into a prefix (tools/gl_setup.sh)
+        command += ["-xkbdir", os.environ["CUPLUG_XKB_DIR"]]
+    log = tempfile.NamedTemporaryFile("w+", prefix="cuplug-xvfb-", suffix=".log")
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     socket = pathlib.Path(f"/tmp/.X11-unix/X{number}")
     for _ in range(100):
         if socket.exists() or proc.poll() is not None:
             break
         time.sleep(0.05)
     if proc.poll() is not None:
-        pytest.skip(f"Xvfb :{number} did not start (exit {proc.returncode})")
+        log.seek(0)
+        tail = " | ".join(log.read().strip().splitlines()[-5:])
+        pytest.skip(f"Xvfb :{number} did not start (exit {proc.returncode}): {tail}")
     os.environ["DISPLAY"] = f":{number}"
     try:
         yield os.environ["DISPLAY"]
@@ -55,6 +58,7 @@ def x_display():
         del os.environ["DISPLAY"]
         proc.terminate()
         proc.wait(10)
+        log.close()
 
 
 @pytest.fixture
