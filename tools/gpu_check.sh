@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU test machine (shared/gpu-machine.md): build cuplug into build-gpu/, run ctest and
-# pytest against the real driver, compute-sanitizer (memcheck) over the GPU tests, then the
-# benchmarks (launch, copies, allocation, compile, arrays, reductions, RNG). Logs go to OUTDIR; the last line
-# printed is one summary line. Exit non-zero on any failure. Fits in 10 minutes: every step runs
-# under its own time limit.
+# pytest against the real driver, compute-sanitizer (memcheck) over the GPU tests (racecheck and
+# synccheck over cuplug, CuPy and PyTorch exchanging arrays on their streams), then the
+# benchmarks (launch, copies, allocation, compile, arrays, reductions, RNG, GL where .gl/ is).
+# Logs go to OUTDIR; the last line printed is one summary line. Exit non-zero on any failure.
+# Fits in 10 minutes: every step runs under its own time limit.
 # Usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench]
 # All of it fills most of the 10 minutes one device command may take; `tests` (build, ctest,
 # pytest, sanitizer) and then `bench` (build, benchmarks), as two commands on the same machine
@@ -234,6 +235,24 @@ else
     note "sanitizer ok (${ran:-0 passed}, 0 errors)"
   fi
 fi
+
+# --- racecheck and synccheck: cuplug, CuPy and PyTorch exchanging arrays on their streams -------
+for tool in racecheck synccheck; do
+  limit=$(budget 120 "$after_sanitizer")
+  run_watched "$limit" "$out/$tool-stacks.log" compute-sanitizer --tool "$tool" \
+    --error-exitcode 86 --print-limit 20 --target-processes application-only \
+    "$python" -m pytest tests/python/test_interop_streams_gpu.py -q -p no:cacheprovider \
+    -p no:benchmark >"$out/$tool.log" 2>&1
+  rc=$?
+  ran=$(grep -E '[0-9]+ (passed|skipped)' "$out/$tool.log" | tail -1 | grep -oE '[0-9]+ (passed|skipped)' | tr '\n' ' ')
+  if [ $rc -eq 86 ]; then
+    fail "$tool FAILED (hazards: $tool.log)"
+  elif [ $rc -ne 0 ]; then
+    fail "$tool FAILED (exit $rc; $tool.log)"
+  else
+    note "$tool ok (${ran% })"
+  fi
+done
 fi # tests
 
 [ "$part" = tests ] && finish
@@ -329,6 +348,15 @@ add("bench_compile", compile_)
 add("bench_array", array)
 add("bench_reduction", reduction)
 add("bench_rng", rng)
+
+
+def gl(r):
+    return (f"gl interop {r['ratio']:.2f}x host fps, "
+            f"map+unmap {r['map_unmap_us']['RegisteredBuffer']:.1f}us")
+
+
+if "bench_gl" in bench:  # only where the GL packages came along (.gl/)
+    add("bench_gl", gl)
 print(", ".join(parts))
 sys.exit(1 if missing else 0)
 PY
