@@ -108,6 +108,12 @@ run_watched() {
 
 python=$(python3 -c 'import sys; print(sys.executable)')
 export PYTHONPATH="$build/python" CUPLUG_BUILD_DIR="$build" PYTHONUNBUFFERED=1
+# Wheels brought in the ignored folder .whl/ (PyOpenGL for PyCUDA's GL example, say: the GPU
+# machine has no package index), installed beside the build's Python package.
+if ls "$root"/.whl/*.whl >/dev/null 2>&1; then
+  "$python" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$build/site" \
+    "$root"/.whl/*.whl >"$out/wheels.log" 2>&1 && PYTHONPATH="$PYTHONPATH:$build/site"
+fi
 # Real driver and devices: never the fake one, and no stale choices from the environment:
 # CUPLUG_<KIND> for every kind of the kinds table ("  X(kind, ..." lines).
 kind_vars=$(sed -n 's/^  X(\([a-z_]*\),.*/CUPLUG_\U\1/p' core/include/cuplug/plugin_kinds.hpp)
