@@ -12,7 +12,6 @@
 #include <EGL/eglext.h>
 
 #include <cuda.h>
-#include <cudaGL.h>
 
 #include <unistd.h>
 
@@ -29,6 +28,11 @@ namespace {
 const char *program = "raw_gl";
 constexpr int W = 1920, H = 1080;
 constexpr std::size_t frame_bytes = std::size_t(W) * H * 4;
+
+// cuGraphicsGLRegisterBuffer, looked up in the driver at run time: the toolkit's link stub of
+// libcuda may lack the GL entry points (Debian's CI image's does), and cudaGL.h needs GL/gl.h.
+using register_buffer_fn = CUresult (*)(CUgraphicsResource *, GLuint, unsigned);
+register_buffer_fn cuGraphicsGLRegisterBuffer = nullptr;
 
 void check(CUresult r, const char *what) {
   if (r == CUDA_SUCCESS)
@@ -329,6 +333,11 @@ int main(int argc, char **argv) {
   }
   open_gl();
   check(cuInit(0), "cuInit");
+  void *entry = nullptr;
+  check(cuGetProcAddress("cuGraphicsGLRegisterBuffer", &entry, CUDA_VERSION,
+                         CU_GET_PROC_ADDRESS_DEFAULT, nullptr),
+        "cuGetProcAddress(cuGraphicsGLRegisterBuffer)");
+  cuGraphicsGLRegisterBuffer = reinterpret_cast<register_buffer_fn>(entry);
   cuda_side cu{};
   check(cuDeviceGet(&cu.device, 0), "cuDeviceGet");
   CUcontext ctx;
