@@ -73,3 +73,11 @@ def headless():
     _, headless, why = _window_module()
     if not headless:
         pytest.skip(f"headless GL (EGL) is not available in this build: {why}")
+
+
+@pytest.fixture
+def any_window():
+    """The window helper was built (windows or headless contexts), whether or not either opens."""
+    windowed, headless, why = _window_module()
+    if not (windowed or headless):
+        pytest.skip(f"cuplug.gl.Window is not built: {why}")

@@ -82,7 +82,7 @@ def test_frame_needs_interop(windowed):
         win.close()
 
 
-def test_bad_window_arguments_are_named():
+def test_bad_window_arguments_are_named(any_window):
     gl = pytest.importorskip("cuplug.gl")
     with pytest.raises(ValueError, match="mode 'quads'"):
         gl.Window(8, 8, interop=False, mode="quads")
