@@ -101,6 +101,24 @@ std::string manifest_problem(const plugin_manifest &m, std::size_t section_bytes
   return {};
 }
 
+// The newest GLIBCXX_3.4.N symbol version the libstdc++ of this process defines ("" when none is
+// loaded): libstdc++ defines a symbol named after each of its versions, so dlvsym finds it.
+std::string newest_glibcxx_version() {
+  void *lib = ::dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr)
+    return {};
+  std::string newest;
+  for (int n = 0; n < 100; ++n) {
+    const std::string version = "GLIBCXX_3.4" + (n ? "." + std::to_string(n) : std::string());
+    (void)::dlerror();
+    (void)::dlvsym(lib, version.c_str(), version.c_str());
+    if (::dlerror() == nullptr)
+      newest = version;
+  }
+  ::dlclose(lib);
+  return newest;
+}
+
 } // namespace
 
 std::string check_candidate(const fs::path &file, plugin_candidate &c, checked_file &opened) {
@@ -171,8 +189,9 @@ loaded_library load_library(checked_file &file, const plugin_candidate &c) {
   // dlerror's plain message; that handle is never closed, like every plugin handle.
   if (::dlopen(by_fd.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
     const char *why = ::dlerror();
-    out.problem = who(m, c.path) + " could not be loaded (unavailable): " +
-                  real_names(why != nullptr ? why : "dlopen failed");
+    const std::string text = real_names(why != nullptr ? why : "dlopen failed");
+    out.problem = who(m, c.path) + " could not be loaded (unavailable): " + text +
+                  missing_symbol_version_advice(text, newest_glibcxx_version());
     return out;
   }
   try {

@@ -45,27 +45,31 @@ inline constexpr const char *destroy_alias = "cuplug_destroy";
 
 } // namespace cuplug
 
-// The C++ ABI tag: plugins and core must agree on compiler family, C++ ABI and stdlib ABI. A
-// part that cannot be identified is spelled with "unknown" in it, and a tag with "unknown" in it
-// never matches any tag, not even an identical one: an unidentified ABI cannot be checked.
-#if defined(__clang__)
-#define CUPLUG_ABI_COMPILER "clang"
-#elif defined(__GNUC__)
-#define CUPLUG_ABI_COMPILER "gcc"
-#else
-#define CUPLUG_ABI_COMPILER "unknown"
-#endif
+// The C++ ABI tag: what a plugin and the core must share for C++ objects, std::string and
+// std::vector members, exceptions and RTTI to cross between them, and nothing more. The compiler's
+// brand and version are not in it: GCC 11, GCC 12 and Clang building against the same libstdc++
+// interoperate (like pybind11's "system" compiler type, PR #5439). Three "/"-joined parts:
+//   itanium              the Itanium C++ ABI of GCC >= 3.4 and Clang (__GXX_ABI_VERSION 1002..1999:
+//                        the numbers within it differ only in rare manglings, which a missing
+//                        symbol at dlopen would report by name)
+//   libstdc++-cxx11abi1  the standard library and its layout: libstdc++ with the C++11 (1) or the
+//                        old (0) std::string / std::list (_GLIBCXX_USE_CXX11_ABI), or libc++-abi1
+//   x86_64-lp64          the architecture and the data model (pointer and long sizes)
+// A plugin built by a newer GCC than the running libstdc++ passes the tag but may need newer
+// GLIBCXX_ symbol versions; dlopen refuses it and the loader names the version and the fix.
+// A part that cannot be identified has "unknown" in it, and a tag with "unknown" in it never
+// matches any tag, not even an identical one: an unidentified ABI cannot be checked.
 #define CUPLUG_ABI_STR2(x) #x
 #define CUPLUG_ABI_STR(x) CUPLUG_ABI_STR2(x)
-#if defined(__GXX_ABI_VERSION)
-#define CUPLUG_ABI_CXXABI "cxxabi" CUPLUG_ABI_STR(__GXX_ABI_VERSION)
+#if defined(__GXX_ABI_VERSION) && __GXX_ABI_VERSION >= 1002 && __GXX_ABI_VERSION < 2000
+#define CUPLUG_ABI_CXXABI "itanium"
 #else
 #define CUPLUG_ABI_CXXABI "cxxabi-unknown"
 #endif
-#if defined(_GLIBCXX_USE_CXX11_ABI)
+#if defined(_LIBCPP_VERSION) && defined(_LIBCPP_ABI_VERSION)
+#define CUPLUG_ABI_STDLIB "libc++-abi" CUPLUG_ABI_STR(_LIBCPP_ABI_VERSION)
+#elif defined(__GLIBCXX__) && defined(_GLIBCXX_USE_CXX11_ABI)
 #define CUPLUG_ABI_STDLIB "libstdc++-cxx11abi" CUPLUG_ABI_STR(_GLIBCXX_USE_CXX11_ABI)
-#elif defined(_LIBCPP_VERSION)
-#define CUPLUG_ABI_STDLIB "libc++" CUPLUG_ABI_STR(_LIBCPP_ABI_VERSION)
 #else
 #define CUPLUG_ABI_STDLIB "stdlib-unknown"
 #endif
@@ -76,5 +80,12 @@ inline constexpr const char *destroy_alias = "cuplug_destroy";
 #else
 #define CUPLUG_ABI_ARCH "arch-unknown"
 #endif
+#if __SIZEOF_POINTER__ == 8 && __SIZEOF_LONG__ == 8
+#define CUPLUG_ABI_DATA_MODEL "lp64"
+#elif __SIZEOF_POINTER__ == 4 && __SIZEOF_LONG__ == 4
+#define CUPLUG_ABI_DATA_MODEL "ilp32"
+#else
+#define CUPLUG_ABI_DATA_MODEL "data-model-unknown"
+#endif
 #define CUPLUG_ABI_TAG                                                                             \
-  CUPLUG_ABI_COMPILER "-" CUPLUG_ABI_CXXABI "-" CUPLUG_ABI_STDLIB "-" CUPLUG_ABI_ARCH
+  CUPLUG_ABI_CXXABI "/" CUPLUG_ABI_STDLIB "/" CUPLUG_ABI_ARCH "-" CUPLUG_ABI_DATA_MODEL

@@ -85,18 +85,25 @@ BOOST_AUTO_TEST_CASE(refuses_another_plugin_abi) {
   BOOST_TEST(!reg().has(plugin_kind::allocator, "fake_abi2"));
 }
 
-BOOST_AUTO_TEST_CASE(refuses_another_abi_tag) {
+BOOST_AUTO_TEST_CASE(refuses_another_standard_library_saying_which_to_use) {
   const std::string reason = refusal("bad_abi_tag");
   CHECK_CONTAINS(reason, "plugin 'fake_tag'");
-  CHECK_CONTAINS(reason, "ABI tag 'clang-cxxabi1002-libc++1-x86_64'");
+  CHECK_CONTAINS(reason, "ABI tag 'itanium/libc++-abi1/x86_64-lp64'");
   CHECK_CONTAINS(reason, std::string("this cuplug has '") + CUPLUG_ABI_TAG + "'");
-  CHECK_CONTAINS(reason, "rebuild it");
+  CHECK_CONTAINS(reason, "its standard library is LLVM libc++");
+  CHECK_CONTAINS(reason, "build it with g++ (any version from 5 on) or clang++ against libstdc++");
+}
+
+BOOST_AUTO_TEST_CASE(loads_a_plugin_whose_first_format_tag_names_another_compiler) {
+  const plugin_candidate c = load_one(fake_plugin("legacy_abi_tag"));
+  BOOST_TEST(c.outcome == state::loaded, c.reason);
+  BOOST_TEST(reg().has(plugin_kind::allocator, "fake_legacy_tag"));
 }
 
 BOOST_AUTO_TEST_CASE(refuses_an_unidentified_abi_tag) {
   const std::string reason = refusal("unknown_abi_tag");
   CHECK_CONTAINS(reason, "plugin 'fake_unknown_tag'");
-  CHECK_CONTAINS(reason, "ABI tag 'unknown-cxxabi-unknown-stdlib-unknown-x86_64'");
+  CHECK_CONTAINS(reason, "ABI tag 'cxxabi-unknown/stdlib-unknown/x86_64-lp64'");
   CHECK_CONTAINS(reason, "could not be identified");
   CHECK_CONTAINS(reason, std::string("(ABI tag '") + CUPLUG_ABI_TAG + "')");
   BOOST_TEST(!reg().has(plugin_kind::allocator, "fake_unknown_tag"));
@@ -188,8 +195,10 @@ BOOST_AUTO_TEST_CASE(loads_every_plugin_file_of_a_folder_and_only_those) {
                             [](const auto &a, const auto &b) { return a.path < b.path; }));
   for (const auto &c : results) {
     BOOST_TEST(!test_support::contains(c.path, "/env/")); // no recursion into subfolders
-    // Good plugins, and the two whose faults show only when an object is created.
+    // Good plugins (one with a first-format ABI tag), and the two whose faults show only when an
+    // object is created.
     const bool good = test_support::contains(c.path, "libfake_good_") ||
+                      test_support::contains(c.path, "libfake_legacy_abi_tag") ||
                       test_support::contains(c.path, "libfake_throwing_factory") ||
                       test_support::contains(c.path, "libfake_wrong_kind");
     BOOST_TEST((c.outcome == state::loaded) == good, c.path << ": " << to_string(c.outcome));

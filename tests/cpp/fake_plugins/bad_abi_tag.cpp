@@ -1,4 +1,4 @@
-// Built with another compiler / standard library ABI tag ("fake_tag").
+// Built against libc++, not the core's standard library: refused by its ABI tag ("fake_tag").
 #include "fake_entry_points.hpp"
 #include "fake_objects.hpp"
 
@@ -9,7 +9,7 @@ const cuplug::plugin_manifest cuplug_plugin_manifest = {
     cuplug::plugin_abi_major,                                   // abi_major
     static_cast<std::uint32_t>(cuplug::plugin_kind::allocator), // kind
     cuplug::allocator_interface_version,                        // interface_version
-    "clang-cxxabi1002-libc++1-x86_64",                          // abi_tag
+    "itanium/libc++-abi1/x86_64-lp64",                          // abi_tag
     "fake_tag",                                                 // name
     "fake plugin for loader tests",
     "1.0"};

@@ -9,7 +9,7 @@ const cuplug::plugin_manifest cuplug_plugin_manifest = {
     cuplug::plugin_abi_major,                                   // abi_major
     static_cast<std::uint32_t>(cuplug::plugin_kind::allocator), // kind
     cuplug::allocator_interface_version,                        // interface_version
-    "unknown-cxxabi-unknown-stdlib-unknown-x86_64",             // abi_tag
+    "cxxabi-unknown/stdlib-unknown/x86_64-lp64",                // abi_tag
     "fake_unknown_tag",                                         // name
     "fake plugin for loader tests",                             // description
     "1.0",                                                      // version
