@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU test machine (shared/gpu-machine.md): build cuplug into build-gpu/, run ctest and
 # pytest against the real driver, compute-sanitizer (memcheck) over the GPU tests, then the
-# benchmarks (launch, copies, allocation, compile, arrays, reductions, RNG). Logs go to OUTDIR; the last line
+# benchmarks (launch, copies, allocation, compile, arrays, reductions, RNG; with several GPUs the
+# multi-device tests and bench_multigpu, in a summary field of their own). Logs go to OUTDIR; the last line
 # printed is one summary line. Exit non-zero on any failure. Fits in 10 minutes: every step runs
 # under its own time limit.
 # Usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench]
@@ -115,6 +116,8 @@ unset CUPLUG_CUDA_DRIVER $kind_vars CUPLUG_PLUGIN_PATH CUPLUG_CONFIG CUPLUG_DISA
 export CUPLUG_CACHE_DIR="$build/kernel-cache"
 export CUPLUG_TEST_EXIT_TIMEOUT=30 # conftest.py: a test process that hangs at exit says where
 export PATH="/usr/local/cuda/bin:$PATH"
+# Several GPUs add a multi-GPU field to the summary (docs/multigpu.md); one GPU adds nothing.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 
 # --- build ------------------------------------------------------------------------------------
 if ! echo '#include <boost/dll.hpp>' | g++ -std=c++17 -DBOOST_DLL_USE_STD_FS -x c++ -fsyntax-only - \
@@ -234,6 +237,20 @@ else
     note "sanitizer ok (${ran:-0 passed}, 0 errors)"
   fi
 fi
+
+# --- several GPUs: the multi-device tests and examples by themselves, for their own count ----
+if [ "${gpus:-0}" -gt 1 ]; then
+  run_watched "$(budget 150 "$after_sanitizer")" "$out/pytest-multigpu-stacks.log" "$python" -m \
+    pytest tests/python/test_multidevice.py tests/python/test_examples.py \
+    -k "multidevice or multigpu" "${pytest_args[@]}" >"$out/pytest-multigpu.log" 2>&1
+  rc=$?
+  result=$(outcome "$out/pytest-multigpu.log")
+  if [ $rc -eq 0 ]; then
+    note "multi-GPU ($gpus GPUs) tests ${result:-ok}"
+  else
+    fail "multi-GPU ($gpus GPUs) tests FAILED ${result:-(exit $rc)} (pytest-multigpu.log)"
+  fi
+fi
 fi # tests
 
 [ "$part" = tests ] && finish
@@ -338,5 +355,27 @@ if [ $rc -eq 0 ] && [ $measured -eq 0 ]; then
   note "bench ok ($ratios)"
 else
   fail "bench FAILED (exit $rc; $ratios; bench.log)"
+fi
+# bench_multigpu (run by run_all.sh) skips with one GPU; with several its numbers get a field.
+if [ "${gpus:-0}" -gt 1 ]; then
+  multi=$("$python" - "$out/bench.json" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))["bench_multigpu"]
+    big = max(r["copies"], key=lambda row: row["bytes"])
+    s = r["scaling"]
+    print(f"peer copy {big['bytes'] >> 20}MiB {big['ratio']:.2f}x raw ({big['cuplug']:.0f} GB/s, "
+          f"can_access_peer {r['can_access_peer']}), kernel on all {s['devices']} GPUs "
+          f"{s['factor'] / s['devices']:.2f} x N")
+except (OSError, ValueError, KeyError, TypeError) as e:
+    print(f"not measured ({type(e).__name__})")
+    sys.exit(1)
+PY
+)
+  if [ $? -eq 0 ]; then
+    note "multi-GPU ($gpus GPUs) bench: $multi"
+  else
+    fail "multi-GPU ($gpus GPUs) bench $multi (bench.log)"
+  fi
 fi
 finish

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark against its raw baseline: launch overhead, pinned copies, allocation,
-# compile times, array operations, random numbers. Usage: tests/benchmarks/run_all.sh [OUTDIR]
+# compile times, array operations, random numbers, several GPUs (skipped with one). Usage: tests/benchmarks/run_all.sh [OUTDIR]
 # With OUTDIR, every script's results are gathered into OUTDIR/bench.json ({script: results}).
 # Needs PYTHONPATH=<build>/python and CUPLUG_BUILD_DIR=<build>; skips cleanly without a GPU.
 set -u
@@ -10,7 +10,7 @@ python=${PYTHON:-python3}
 parts=$(mktemp -d)
 trap 'rm -rf "$parts"' EXIT
 status=0
-for bench in bench_launch bench_graph bench_copy bench_alloc bench_compile bench_array bench_reduction bench_rng; do
+for bench in bench_launch bench_graph bench_copy bench_alloc bench_compile bench_array bench_reduction bench_rng bench_multigpu; do
   echo "=== $bench"
   extra=()
   # Every generator x distribution at 1 GiB: fewer repeats keep it inside gpu_check's budget.

@@ -77,7 +77,9 @@ plugin_ptr<allocator> array_allocator(const context_ptr &ctx) {
   if (!mine.use_pool || !ctx)
     return selected;
   context_pool &entry = context_pools()[ctx->handle()];
-  if (!entry.pool || entry.ctx != ctx) {
+  // Every Context object of one CUcontext (each retain_primary_context() makes one) shares the
+  // pool: the entry's own context is still valid, so the handle still names the same context.
+  if (!entry.pool || (entry.ctx != ctx && !entry.ctx->valid())) {
     // A new context that got a destroyed one's handle: that one's pool goes first.
     drop(entry);
     entry.pool = registry::instance().create<allocator>(

@@ -101,6 +101,19 @@ void init_context(py::module_ &m) {
           "handle",
           [](const context &self) { return reinterpret_cast<std::intptr_t>(self.handle()); },
           "The CUcontext as an int.")
+      .def_property_readonly(
+          "device", [](const context &self) { return device{self.device()}; },
+          "The Device this context is on (Context.get_device() is the current context's).")
+      .def_static(
+          "_from_handle",
+          [](std::uintptr_t handle) -> context_ptr {
+            if (handle == 0)
+              return nullptr;
+            return context::adopt(reinterpret_cast<CUcontext>(handle));
+          },
+          py::arg("handle"),
+          "The Context object for a CUcontext handle (the live wrapper if there is one); None for "
+          "0.")
       .def_property_readonly("is_primary", &context::is_primary,
                              "Whether this is its device's primary context.")
       .def(
