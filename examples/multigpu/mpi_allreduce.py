@@ -1,7 +1,7 @@
-"""mpi4py on cuplug arrays: with a CUDA-aware MPI (Open MPI built with UCX / --with-cuda, MVAPICH2-GDR,
-Cray MPICH with MPICH_GPU_SUPPORT_ENABLED=1), ``comm.Allreduce`` takes GPUArrays as they are,
-through their ``__cuda_array_interface__``: the MPI library reads and writes device memory, no
-copy through NumPy. Each rank uses GPU ``rank % number of GPUs`` and checks the sum.
+"""mpi4py on cuplug arrays: with a CUDA-aware MPI (Open MPI built with UCX / --with-cuda,
+MVAPICH2-GDR, Cray MPICH with MPICH_GPU_SUPPORT_ENABLED=1), ``comm.Allreduce`` takes GPUArrays
+as they are, through their ``__cuda_array_interface__``: the MPI library reads and writes device
+memory, no copy through NumPy. Each rank uses GPU ``rank % number of GPUs`` and checks the sum.
 
 Run it: ``mpirun -n 2 env PYTHONPATH=build/python python examples/multigpu/mpi_allreduce.py``.
 Alone (``python examples/multigpu/mpi_allreduce.py``) it is one rank. Without mpi4py, or with an

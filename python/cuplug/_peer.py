@@ -85,10 +85,16 @@ def _forget(handles) -> None:
 
 
 def _contexts(dest_context, src_context):
+    """Both contexts (None: the current one), or (None, None) when one is not a Context: the
+    copy itself then raises the TypeError that names it."""
     current = None
     if dest_context is None or src_context is None:
         current = _core.Context.get_current()
-    return (dest_context or current), (src_context or current)
+    dc = current if dest_context is None else dest_context
+    sc = current if src_context is None else src_context
+    if not (isinstance(dc, _core.Context) and isinstance(sc, _core.Context)):
+        return None, None
+    return dc, sc
 
 
 def memcpy_peer(dest, src, size, dest_context=None, src_context=None):

@@ -110,9 +110,7 @@ def main():
         mine = peer_copy_gbps(driver, contexts, n, args.repeats)
         ratio = mine / raw[n]
         met = "goal met" if ratio >= COPY_GOAL else f"goal {COPY_GOAL}x MISSED"
-        print(
-            f"  {n >> 20:5d} MiB raw C++ {raw[n]:7.1f}  cuplug {mine:7.1f} ({ratio:4.2f}x) {met}"
-        )
+        print(f"  {n >> 20:5d} MiB raw C++ {raw[n]:7.1f}  cuplug {mine:7.1f} ({ratio:4.2f}x) {met}")
         report["copies"].append({"bytes": n, "raw": raw[n], "cuplug": mine, "ratio": ratio})
 
     n_elements, launches = 64 << 20, 20

@@ -162,8 +162,7 @@ void init_array(py::module_ &m) {
       },
       py::arg("divisor"));
   a.def(
-      "allocator_id",
-      [] { return reinterpret_cast<std::uintptr_t>(array_allocator().get()); },
+      "allocator_id", [] { return reinterpret_cast<std::uintptr_t>(array_allocator().get()); },
       "Identity of the allocator object arrays use in the current context (one per context "
       "with the default pools).");
   a.def("release_pools", &release_array_pools,

@@ -14,8 +14,8 @@ std::string describe_context(CUcontext c) {
   std::snprintf(text, sizeof text, "0x%llx",
                 static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(c)));
   CUdevice device = -1;
-  if (c != nullptr && ::cuplug::detail::entry(driver().cuCtxGetDevice, "cuCtxGetDevice")(
-                          &device, c) == CUDA_SUCCESS)
+  if (c != nullptr && ::cuplug::detail::entry(driver().cuCtxGetDevice,
+                                              "cuCtxGetDevice")(&device, c) == CUDA_SUCCESS)
     return "device " + std::to_string(device) + " (context " + text + ")";
   return std::string("context ") + text;
 }
@@ -53,9 +53,8 @@ void init_same_device(py::module_ &m) {
       "Raises ValueError naming both devices when an array among `arrays` belongs to another "
       "context than the current one (non-arrays are skipped).");
   m.def(
-      "_describe_context", [](std::uintptr_t handle) {
-        return describe_context(reinterpret_cast<CUcontext>(handle));
-      },
+      "_describe_context",
+      [](std::uintptr_t handle) { return describe_context(reinterpret_cast<CUcontext>(handle)); },
       py::arg("handle"), "'device N (context 0x...)' for a context handle.");
 }
 
