@@ -269,6 +269,66 @@ def test_a_device_ordinal_means_the_current_context_when_it_is_on_that_device(tw
     assert _peer.as_context(1).device == drv.Device(1)
 
 
+def test_kernel_calls_refuse_arrays_of_another_device(two):
+    from cuplug.compiler import SourceModule
+
+    c0, c1 = two
+    b = on(c1, np.ones(8, np.float32))
+    with c0:
+        scale = SourceModule(
+            'extern "C" __global__ void scale(float *x) { x[threadIdx.x] *= 2; }', no_extern_c=True
+        ).get_function("scale")
+        with pytest.raises(ValueError, match=r"kernel 'scale': argument '#0' is on device 1"):
+            scale(b, block=(8, 1, 1))
+
+
+def test_elementwise_kernels_refuse_arrays_of_another_device(two):
+    from cuplug.elementwise import ElementwiseKernel
+
+    c0, c1 = two
+    a = on(c0, np.ones(8, np.float32))
+    b = on(c1, np.ones(8, np.float32))
+    kernel = ElementwiseKernel("float *y, const float *x", "y[i] = x[i] + 1", "plus_one")
+    with c0, pytest.raises(ValueError, match=r"argument 'x' is on device 1"):
+        kernel(a, b)
+
+
+def test_reductions_refuse_an_output_on_another_device(two):
+    c0, c1 = two
+    a = on(c0, np.ones((4, 4), np.float32))
+    with c1:
+        out = gpuarray.empty(4, np.float32)
+    with c0, pytest.raises(ValueError, match=r"argument '#1' is on device 1"):
+        gpuarray.sum(a, axis=0, out=out)
+
+
+def test_arrays_allocate_from_their_devices_pool(two, fake):
+    _, c1 = two
+    before = fake.device_bytes_in_use(1)
+    with c1:
+        a = gpuarray.empty((3 << 20) + 8, np.uint8)  # a size no pool block of this run has
+    assert fake.device_bytes_in_use(1) > before
+    del a
+
+
+def test_copy_to_orders_on_a_stream(two):
+    c0, c1 = two
+    host = np.arange(512, dtype=np.float32)
+    a = on(c0, host)
+    with c1:
+        stream = drv.Stream()
+    b = a.copy_to(c1, stream=stream)
+    stream.synchronize()
+    with c1:
+        np.testing.assert_array_equal(b.get(), host)
+
+
+def test_a_device_cannot_be_its_own_peer(two):
+    assert not drv.Device(0).can_access_peer(drv.Device(0))
+    c0, _ = two
+    assert _peer.peer_access(c0, c0)  # same context: nothing to enable
+
+
 @pytest.mark.real_gpu
 def test_kernels_run_on_each_device(two):
     for ctx in two:
