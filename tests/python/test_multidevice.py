@@ -366,3 +366,28 @@ def test_dlpack_and_cuda_array_interface_name_the_arrays_device(two):
         b = gpuarray.zeros(4, np.float32)
     assert b.__dlpack_device__() == (2, 1)
     assert b.__cuda_array_interface__["data"][0] == b.ptr
+
+
+@pytest.mark.real_gpu
+def test_every_gpu_runs_its_part_from_one_thread(two):
+    contexts = [drv.Device(i).retain_primary_context() for i in range(drv.Device.count())]
+    host = np.arange(1 << 20, dtype=np.float32)
+    parts = []
+    for i, ctx in enumerate(contexts):
+        with ctx:
+            parts.append((ctx, gpuarray.to_gpu(host) * (i + 1)))  # queued, not waited for
+    for i, (ctx, part) in enumerate(parts):
+        with ctx:
+            assert part.device == drv.Device(i)
+            np.testing.assert_array_equal(part.get(), host * (i + 1))
+
+
+@pytest.mark.real_gpu
+def test_peer_copies_of_large_arrays_are_exact(two):
+    c0, c1 = two
+    host = np.random.default_rng(0).random(1 << 22)
+    a = on(c0, host)
+    b = a.copy_to(c1)
+    back = b.copy_to(c0)
+    with c0:
+        np.testing.assert_array_equal(back.get(), host)
