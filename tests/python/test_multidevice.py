@@ -84,6 +84,37 @@ def test_every_context_object_of_one_context_shares_its_pool(two):
         assert _core._array.allocator_id() == before
 
 
+def test_a_chosen_pool_backend_gets_an_instance_per_device(two):
+    import cuplug
+
+    c0, c1 = two
+    with cuplug.using(allocator="pool"):
+        with c0:
+            first = _core._array.allocator_id()
+            a = gpuarray.zeros(256, np.float32)
+        with c1:
+            second = _core._array.allocator_id()
+            b = gpuarray.zeros(256, np.float32)
+        again = drv.Device(1).retain_primary_context()
+        with again:
+            assert _core._array.allocator_id() == second
+        del a, b
+        with c0:
+            assert _core._array.allocator_id() == first
+    assert first != second
+
+
+def test_an_allocator_that_caches_nothing_is_shared_by_devices(two):
+    import cuplug
+
+    c0, c1 = two
+    with cuplug.using(allocator="device"):
+        with c0:
+            first = _core._array.allocator_id()
+        with c1:
+            assert _core._array.allocator_id() == first
+
+
 def test_memory_of_each_device_is_charged_to_that_device(two, fake):
     c0, c1 = two
     before = fake.device_bytes_in_use(1)
