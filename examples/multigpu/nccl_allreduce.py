@@ -34,8 +34,10 @@ def rank_main(rank, nranks, uid, results):
         def ptr(a):
             return a.__cuda_array_interface__["data"][0]
 
-        # all-reduce: rank r contributes (r + 1) * arange(N); the sum is arange(N) * n(n+1)/2.
-        send = gpuarray.to_gpu(np.arange(N, dtype=np.float32) * (rank + 1))
+        # all-reduce: rank r contributes (r + 1) * base; the sum is base * n(n+1)/2 (values
+        # small enough for float32 to add exactly in any order).
+        base = (np.arange(N) % 1024).astype(np.float32)
+        send = gpuarray.to_gpu(base * (rank + 1))
         recv = gpuarray.empty_like(send)
         comm.allReduce(ptr(send), ptr(recv), N, nccl.NCCL_FLOAT32, nccl.NCCL_SUM, stream.handle)
         # all-gather: rank r contributes a block of r's; everyone gets 0, 1, ..., n-1 blocks.
@@ -49,7 +51,7 @@ def rank_main(rank, nranks, uid, results):
         stream.synchronize()
 
         ok = bool(
-            np.array_equal(recv.get(), np.arange(N, dtype=np.float32) * (nranks * (nranks + 1) / 2))
+            np.array_equal(recv.get(), base * (nranks * (nranks + 1) // 2))
             and np.array_equal(gathered.get(), np.repeat(np.arange(nranks, dtype=np.int32), 1024))
             and np.all(value.get() == 7.0)
             and recv.device == drv.Device(rank)
