@@ -63,7 +63,8 @@ def scaling(driver, contexts, n_elements, launches, repeats):
                 with ctx:
                     kernel(y, x)
         for ctx, _, _ in subset:
-            ctx.synchronize()
+            with ctx:  # Context.synchronize() waits for the current context
+                ctx.synchronize()
 
     def best(subset):
         run(subset)  # warm-up: compiles and loads the kernel in each context
