@@ -65,6 +65,17 @@ def test_a_context_handle_gives_back_the_live_context_object(two):
     assert drv.Context._from_handle(0) is None
 
 
+def test_an_array_of_a_detached_context_has_no_context_and_touches_no_dead_handle(two):
+    c0, _ = two
+    ctx = drv.Device(1).make_context()
+    a = gpuarray.zeros(4, np.float32)
+    drv.Context.pop()
+    ctx.detach()
+    assert a.context is None and a.device is None
+    with c0, pytest.raises(ValueError, match=r"no longer wrapped: device unknown"):
+        a * 2
+
+
 def test_each_device_has_its_own_array_pool(two):
     c0, c1 = two
     with c0:

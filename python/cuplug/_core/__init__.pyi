@@ -3477,7 +3477,7 @@ class Context:
     @staticmethod
     def _from_handle(handle: typing.SupportsInt | typing.SupportsIndex) -> Context:
         """
-        The Context object for a CUcontext handle (the live wrapper if there is one); None for 0.
+        The live Context object of a CUcontext handle (the current context's too); None when there is none (0, or a context no longer wrapped).
         """
     @staticmethod
     def attach(flags: typing.SupportsInt | typing.SupportsIndex = 0) -> Context:

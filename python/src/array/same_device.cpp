@@ -2,7 +2,7 @@
 // call _check_same_device; the elementwise engine checks inline).
 #include "array/same_device.hpp"
 
-#include "driver/context.hpp"
+#include "driver/context_lookup.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -13,11 +13,10 @@ std::string describe_context(CUcontext c) {
   char text[32];
   std::snprintf(text, sizeof text, "0x%llx",
                 static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(c)));
-  CUdevice device = -1;
-  if (c != nullptr && ::cuplug::detail::entry(driver().cuCtxGetDevice,
-                                              "cuCtxGetDevice")(&device, c) == CUDA_SUCCESS)
-    return "device " + std::to_string(device) + " (context " + text + ")";
-  return std::string("context ") + text;
+  // The live wrapper knows its device; no driver call on a handle that may be destroyed.
+  if (context_ptr ctx = c != nullptr ? find_context(c) : nullptr)
+    return "device " + std::to_string(ctx->device()) + " (context " + text + ")";
+  return std::string("context ") + text + " (no longer wrapped: device unknown)";
 }
 
 void throw_mixed_devices(const std::string &routine, const std::string &argument,

@@ -12,8 +12,8 @@
 namespace cuplug::python::array {
 namespace py = pybind11;
 
-// "device 1 (context 0x...)" for a live context, "context 0x..." when the driver cannot say
-// which device it is on. One driver call: for error messages only.
+// "device 1 (context 0x...)" for a context cuplug wraps (every context arrays allocate in), else
+// "context 0x... (no longer wrapped: device unknown)". No driver call.
 std::string describe_context(CUcontext c);
 
 // ValueError "<routine>: argument '<argument>' is on device A (context ...), but the current

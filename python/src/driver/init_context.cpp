@@ -1,6 +1,7 @@
 // Context (spec §1.5) plus `with ctx:`. Most methods are static and act on the calling thread's
 // current context, as in PyCUDA.
 #include "bindings.hpp"
+#include "driver/context_lookup.hpp"
 #include "driver/device.hpp"
 
 namespace cuplug::python {
@@ -107,13 +108,17 @@ void init_context(py::module_ &m) {
       .def_static(
           "_from_handle",
           [](std::uintptr_t handle) -> context_ptr {
-            if (handle == 0)
-              return nullptr;
-            return context::adopt(reinterpret_cast<CUcontext>(handle));
+            const auto h = reinterpret_cast<CUcontext>(handle);
+            if (context_ptr known = find_context(h))
+              return known;
+            // Only the current context is known alive without a wrapper: asking the driver about
+            // any other handle could touch a destroyed context.
+            context_ptr now = h != nullptr ? context::current() : nullptr;
+            return now && now->handle() == h ? now : nullptr;
           },
           py::arg("handle"),
-          "The Context object for a CUcontext handle (the live wrapper if there is one); None for "
-          "0.")
+          "The live Context object of a CUcontext handle (the current context's too); None when "
+          "there is none (0, or a context no longer wrapped).")
       .def_property_readonly("is_primary", &context::is_primary,
                              "Whether this is its device's primary context.")
       .def(
