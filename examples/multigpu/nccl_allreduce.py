@@ -80,6 +80,9 @@ def main():
     except ImportError as e:
         print(f"CuPy's NCCL binding is not importable ({e}): install cupy-cuda13x; GPU not used.")
         return 0
+    if not getattr(nccl, "available", True):
+        print("CuPy finds no NCCL library (pip install nvidia-nccl-cu13); GPU not used.")
+        return 0
     uid = nccl.get_unique_id()
     spawn = mp.get_context("spawn")  # CUDA does not survive fork
     results = spawn.Queue()

@@ -433,3 +433,22 @@ def test_peer_copies_of_large_arrays_are_exact(two):
     back = b.copy_to(c0)
     with c0:
         np.testing.assert_array_equal(back.get(), host)
+
+
+@pytest.mark.real_gpu
+def test_nccl_example_all_reduces_cuplug_arrays_on_every_gpu(two, tmp_path):
+    import os
+
+    from test_examples import EXAMPLES, run
+
+    proc = run(
+        os.path.join(EXAMPLES, "multigpu", "nccl_allreduce.py"),
+        CUPLUG_CONFIG="",
+        HOME=str(tmp_path),
+        CUPLUG_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if "GPU not used" in proc.stdout:
+        pytest.skip(proc.stdout.strip().splitlines()[-1])
+    count = drv.Device.count()
+    assert f"OK on {count} GPU(s), zero copies" in proc.stdout, proc.stdout
