@@ -247,7 +247,7 @@ if [ "$part" = multigpu ] && [ "${gpus:-0}" -lt 2 ]; then
   finish
 fi
 if [ "$part" != bench ] && [ "${gpus:-0}" -gt 1 ]; then
-  pytest_args=(-rfE --tb=short -p no:cacheprovider -p no:benchmark)
+  pytest_args=(-rfEs --tb=short -p no:cacheprovider -p no:benchmark) # skip reasons too
   outcome() {
     grep -E '^[=]* ?[0-9]+ (passed|failed|error|skipped|deselected)' "$1" | tail -1 |
       sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g'
