@@ -2,24 +2,27 @@
 # On the GPU test machine (shared/gpu-machine.md): build cuplug into build-gpu/, run ctest and
 # pytest against the real driver, compute-sanitizer (memcheck) over the GPU tests (racecheck and
 # synccheck over cuplug, CuPy and PyTorch exchanging arrays on their streams), then the
-# benchmarks (launch, copies, allocation, compile, arrays, reductions, RNG, GL where .gl/ is).
+# benchmarks (launch, copies, allocation, compile, arrays, reductions, RNG, GL where .gl/ is;
+# with several GPUs the multi-device tests and bench_multigpu, in a summary field of their own).
 # Logs go to OUTDIR; the last line printed is one summary line. Exit non-zero on any failure.
 # Fits in 10 minutes: every step runs under its own time limit.
-# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench]
+# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench|multigpu]
 # All of it fills most of the 10 minutes one device command may take; `tests` (build, ctest,
 # pytest, sanitizer) and then `bench` (build, benchmarks), as two commands on the same machine
 # (the second finds the build done), give every step room. A pass is both parts passing.
+# `multigpu` builds and runs only the multi-GPU tests, examples and bench_multigpu.py (a machine
+# with two GPUs or more; docs/multigpu.md).
 set -u
 part=${2:-all}
-if [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|bench)$ ]]; then
-  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench]" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|bench|multigpu)$ ]]; then
+  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench|multigpu]" >&2
   exit 2
 fi
 # Seconds the steps after pytest / after the sanitizer keep for themselves.
 case $part in
   all) after_pytest=230 after_sanitizer=100 ;;
   tests) after_pytest=130 after_sanitizer=0 ;;
-  bench) after_pytest=0 after_sanitizer=0 ;;
+  bench | multigpu) after_pytest=0 after_sanitizer=0 ;;
 esac
 mkdir -p "$1" || exit 2
 out=$(cd "$1" && pwd)
@@ -122,6 +125,8 @@ unset CUPLUG_CUDA_DRIVER $kind_vars CUPLUG_PLUGIN_PATH CUPLUG_CONFIG CUPLUG_DISA
 export CUPLUG_CACHE_DIR="$build/kernel-cache"
 export CUPLUG_TEST_EXIT_TIMEOUT=30 # conftest.py: a test process that hangs at exit says where
 export PATH="/usr/local/cuda/bin:$PATH"
+# Several GPUs add a multi-GPU field to the summary (docs/multigpu.md); one GPU adds nothing.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 
 # --- build ------------------------------------------------------------------------------------
 if ! echo '#include <boost/dll.hpp>' | g++ -std=c++17 -DBOOST_DLL_USE_STD_FS -x c++ -fsyntax-only - \
@@ -146,7 +151,7 @@ elif [ $rc -ne 0 ]; then
 fi
 note "build ok"
 
-if [ "$part" != bench ]; then
+if [ "$part" = all ] || [ "$part" = tests ]; then
 # --- ctest ------------------------------------------------------------------------------------
 # Less the `slow` ones: CPU-only (cuRAND's host MRG32k3a and MT19937, about 50 s), run by CI.
 run_watched "$(budget 90 170)" "$out/ctest-stacks.log" ctest --test-dir "$build" \
@@ -261,9 +266,36 @@ for tool in racecheck synccheck; do
 done
 fi # tests
 
+# --- several GPUs: the multi-device tests and examples by themselves, for their own count ----
+if [ "$part" = multigpu ] && [ "${gpus:-0}" -lt 2 ]; then
+  note "multi-GPU skipped: ${gpus:-0} GPU(s) here, needs 2 or more"
+  finish
+fi
+if [ "$part" != bench ] && [ "${gpus:-0}" -gt 1 ]; then
+  pytest_args=(-rfEs --tb=short -p no:cacheprovider -p no:benchmark) # skip reasons too
+  outcome() {
+    grep -E '^[=]* ?[0-9]+ (passed|failed|error|skipped|deselected)' "$1" | tail -1 |
+      sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g'
+  }
+  run_watched "$(budget 150 "$after_sanitizer")" "$out/pytest-multigpu-stacks.log" "$python" -m \
+    pytest tests/python/test_multidevice.py tests/python/test_examples.py \
+    -k "multidevice or multigpu" "${pytest_args[@]}" >"$out/pytest-multigpu.log" 2>&1
+  rc=$?
+  result=$(outcome "$out/pytest-multigpu.log")
+  if [ $rc -eq 0 ]; then
+    note "multi-GPU ($gpus GPUs) tests ${result:-ok}"
+  else
+    fail "multi-GPU ($gpus GPUs) tests FAILED ${result:-(exit $rc)} (pytest-multigpu.log)"
+  fi
+fi
+
 [ "$part" = tests ] && finish
 
 # --- benchmarks -------------------------------------------------------------------------------
+if [ "$part" = multigpu ]; then
+  timeout "$(budget 200 0)" "$python" tests/benchmarks/bench_multigpu.py \
+    --json-out "$out/bench.json" >"$out/bench.log" 2>&1 || fail "bench_multigpu FAILED (bench.log)"
+else
 timeout "$(budget 300 0)" bash tests/benchmarks/run_all.sh "$out" >"$out/bench.log" 2>&1
 rc=$?
 ratios=$("$python" - "$out/bench.json" <<'PY'
@@ -372,5 +404,29 @@ if [ $rc -eq 0 ] && [ $measured -eq 0 ]; then
   note "bench ok ($ratios)"
 else
   fail "bench FAILED (exit $rc; $ratios; bench.log)"
+fi
+fi # all benchmarks
+# bench_multigpu (run by run_all.sh) skips with one GPU; with several its numbers get a field.
+if [ "${gpus:-0}" -gt 1 ]; then
+  multi=$("$python" - "$out/bench.json" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+    r = r.get("bench_multigpu", r)  # run_all.sh's merged file, or bench_multigpu.py's own
+    big = max(r["copies"], key=lambda row: row["bytes"])
+    s = r["scaling"]
+    print(f"peer copy {big['bytes'] >> 20}MiB {big['ratio']:.2f}x raw ({big['cuplug']:.0f} GB/s, "
+          f"can_access_peer {r['can_access_peer']}), kernel on all {s['devices']} GPUs "
+          f"{s['factor'] / s['devices']:.2f} x N")
+except (OSError, ValueError, KeyError, TypeError) as e:
+    print(f"not measured ({type(e).__name__})")
+    sys.exit(1)
+PY
+)
+  if [ $? -eq 0 ]; then
+    note "multi-GPU ($gpus GPUs) bench: $multi"
+  else
+    fail "multi-GPU ($gpus GPUs) bench $multi (bench.log)"
+  fi
 fi
 finish

@@ -102,6 +102,7 @@ class Stream:
         """uniform / normal / lognormal float32 or float64 values into a GPUArray. Odd sizes of
         normal / lognormal take one more value than they keep."""
         _check_target(array, what)
+        _core._array._check_same_device(f"fill_{distribution}", array)
         if array.dtype not in FLOAT_DTYPES:
             raise NotImplementedError(
                 f"{distribution} values are float32 or float64; {what} is {array.dtype}"
@@ -122,6 +123,7 @@ class Stream:
         """Raw random bits into a GPUArray of 4- or 8-byte integers (8-byte ones take two
         32-bit words each unless the backend makes 64-bit words, as Sobol64 does)."""
         _check_target(array, what)
+        _core._array._check_same_device("fill_bits", array)
         n = array.size
         address = int(array.gpudata)
         if array.dtype in _RAW32:

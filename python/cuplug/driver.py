@@ -123,8 +123,6 @@ from cuplug._core import (
     memcpy_htoa_async,
     memcpy_htod,
     memcpy_htod_async,
-    memcpy_peer,
-    memcpy_peer_async,
     memory_type,
     memset_d2d8,
     memset_d2d8_async,
@@ -308,6 +306,9 @@ __all__ = [
     "Out",
     "InOut",
 ]
+
+# Peer copies enable peer access once per pair of contexts (cuplug._peer); can_access_peer tells.
+from ._peer import memcpy_peer, memcpy_peer_async  # noqa: E402
 
 CUDA_DEBUGGING = False
 

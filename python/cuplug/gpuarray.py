@@ -62,7 +62,7 @@ from cuplug._array.reductions import (
     var,
     vdot,
 )
-from cuplug._array.transfers import to_gpu, to_gpu_async
+from cuplug._array.transfers import to_device, to_gpu, to_gpu_async
 from cuplug._array.vec import vec
 from cuplug._core import _array as _core_array
 
@@ -116,6 +116,7 @@ __all__ = [
     "subset_sum",
     "sum",
     "take",
+    "to_device",
     "to_gpu",
     "to_gpu_async",
     "transpose",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark against its raw baseline: launch overhead, pinned copies, allocation,
-# compile times, array operations, random numbers, GL interop (skips without GL).
-# Usage: tests/benchmarks/run_all.sh [OUTDIR]
+# compile times, array operations, random numbers, GL interop (skips without GL), several GPUs
+# (skips with one). Usage: tests/benchmarks/run_all.sh [OUTDIR]
 # With OUTDIR, every script's results are gathered into OUTDIR/bench.json ({script: results}).
 # Needs PYTHONPATH=<build>/python and CUPLUG_BUILD_DIR=<build>; skips cleanly without a GPU.
 set -u
@@ -11,7 +11,8 @@ python=${PYTHON:-python3}
 parts=$(mktemp -d)
 trap 'rm -rf "$parts"' EXIT
 status=0
-for bench in bench_launch bench_graph bench_copy bench_alloc bench_compile bench_array bench_reduction bench_rng bench_gl; do
+for bench in bench_launch bench_graph bench_copy bench_alloc bench_compile bench_array \
+  bench_reduction bench_rng bench_gl bench_multigpu; do
   echo "=== $bench"
   extra=()
   # Every generator x distribution at 1 GiB: fewer repeats keep it inside gpu_check's budget.

@@ -103,6 +103,16 @@ size_t fake_cuda_device_bytes_in_use(int device) {
   return s.device_used[device] + fake::pool_cache_bytes(device);
 }
 
+void fake_cuda_set_peer_access(int enabled) {
+  std::lock_guard<std::recursive_mutex> lock(fake::mutex());
+  fake::state().peer_access = enabled != 0;
+}
+
+int fake_cuda_peer_enabled(CUcontext ctx, CUcontext peer) {
+  std::lock_guard<std::recursive_mutex> lock(fake::mutex());
+  return fake::context_usable(ctx) && ctx->peers.count(peer) != 0 ? 1 : 0;
+}
+
 void fake_cuda_set_ipc_in_process(int enabled) {
   std::lock_guard<std::recursive_mutex> lock(fake::mutex());
   fake::state().ipc_in_process = enabled != 0;

@@ -206,7 +206,7 @@ CUresult fake_cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice p
     return CUDA_ERROR_INVALID_VALUE;
   if (!valid_device(dev) || !valid_device(peerDev))
     return CUDA_ERROR_INVALID_DEVICE;
-  *canAccessPeer = dev != peerDev ? 1 : 0;
+  *canAccessPeer = dev != peerDev && state().peer_access ? 1 : 0;
   return CUDA_SUCCESS;
 }
 
@@ -522,6 +522,8 @@ CUresult fake_cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
   FAKE_CHECK(check_context(peerContext));
   if (peerContext->device == ctx->device)
     return CUDA_ERROR_INVALID_DEVICE;
+  if (!state().peer_access)
+    return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
   if (!ctx->peers.insert(peerContext).second)
     return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
   return CUDA_SUCCESS;

@@ -50,6 +50,13 @@ FAKE_CUDA_API size_t fake_cuda_live_host_allocations(void);
 /* Bytes of device memory in use on `device` (what cuMemGetInfo subtracts). */
 FAKE_CUDA_API size_t fake_cuda_device_bytes_in_use(int device);
 
+/* Whether distinct devices can access each other's memory (cuDeviceCanAccessPeer; with 0,
+ * cuCtxEnablePeerAccess fails with CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, as on GPUs without P2P).
+ * On by default and after fake_cuda_reset. */
+FAKE_CUDA_API void fake_cuda_set_peer_access(int enabled);
+/* 1 if cuCtxEnablePeerAccess(peer) was called with ctx current (and not disabled since). */
+FAKE_CUDA_API int fake_cuda_peer_enabled(CUcontext ctx, CUcontext peer);
+
 /* The driver refuses to open IPC handles made by the calling process (CUDA_ERROR_INVALID_CONTEXT),
  * and the fake cannot reach other processes; enabled != 0 lets it open this process's handles
  * (memory: a second address for the same bytes; events: share the source's state) so code using

@@ -437,6 +437,7 @@ void reset_all() {
   s.launch_count = 0;
   s.profiler_running = false;
   s.ipc_in_process = false;
+  s.peer_access = true;
   s.reuse_context_handles = false;
   s.reusable_contexts.clear();
   take_undefined_behaviour();

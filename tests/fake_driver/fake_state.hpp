@@ -247,6 +247,7 @@ struct state_t {
   std::vector<size_t> device_used;               // bytes charged per device
 
   bool profiler_running = false;
+  bool peer_access = true;     // fake_cuda_set_peer_access: devices may access each other
   bool ipc_in_process = false; // fake_cuda_set_ipc_in_process: open IPC handles of this process
   bool reuse_context_handles = false;       // fake_cuda_reuse_context_handles
   std::vector<CUcontext> reusable_contexts; // destroyed created contexts, while that is on

@@ -52,6 +52,7 @@ CUDA_ERROR_INVALID_HANDLE = 400
 CUDA_ERROR_NOT_FOUND = 500
 CUDA_ERROR_NOT_READY = 600
 CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
+CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217
 CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704
 CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705
 CUDA_ERROR_CONTEXT_IS_DESTROYED = 709
@@ -455,6 +456,10 @@ class FakeCuda(Driver):
         lib.fake_cuda_take_undefined_behaviour.restype = c_size_t
         lib.fake_cuda_context_alive.argtypes = [handle]
         lib.fake_cuda_context_alive.restype = c_int
+        lib.fake_cuda_set_peer_access.argtypes = [c_int]
+        lib.fake_cuda_set_peer_access.restype = None
+        lib.fake_cuda_peer_enabled.argtypes = [handle, handle]
+        lib.fake_cuda_peer_enabled.restype = c_int
         lib.fake_cuda_set_ipc_in_process.argtypes = [c_int]
         lib.fake_cuda_set_ipc_in_process.restype = None
         lib.fake_cuda_reuse_context_handles.argtypes = [c_int]
@@ -533,6 +538,15 @@ class FakeCuda(Driver):
 
     def device_bytes_in_use(self, device: int = 0) -> int:
         return self.lib.fake_cuda_device_bytes_in_use(device)
+
+    def set_peer_access(self, enabled: bool = True) -> None:
+        """Whether distinct devices can access each other's memory (cuDeviceCanAccessPeer); off,
+        cuCtxEnablePeerAccess fails with CUDA_ERROR_PEER_ACCESS_UNSUPPORTED. On by default."""
+        self.lib.fake_cuda_set_peer_access(int(enabled))
+
+    def peer_enabled(self, context: int, peer: int) -> bool:
+        """Whether cuCtxEnablePeerAccess(peer) was called with `context` current."""
+        return bool(self.lib.fake_cuda_peer_enabled(context, peer))
 
     def set_ipc_in_process(self, enabled: bool = True) -> None:
         """Let cuIpcOpenMemHandle / cuIpcOpenEventHandle open this process's own handles, which

@@ -583,6 +583,7 @@ def reduce(kind, a, axis=None, dtype=None, out=None, keepdims=False, stream=None
     """Reduction ``kind`` (see cuplug._codegen.axis_reduction.KINDS) of GPUArray ``a`` with
     NumPy's arguments; returns ``out`` or a new GPUArray (0-d when every axis is reduced)."""
     ctx = _late.current_context()
+    _core._array._check_same_device(kind, a, out)
     try:
         outkey = None if out is None else (out.dtype, out.shape, out.strides, out.ptr & 15)
         # id(ctx): a Context hashes slowly, and the plan holds its context (the id stays its).

@@ -55,6 +55,18 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         return ArrayFlags(self)
 
     @property
+    def context(self):
+        """The Context the array's memory belongs to; None when not known (a bare pointer made
+        outside any context)."""
+        return _core.Context._from_handle(self._context_handle)
+
+    @property
+    def device(self):
+        """The Device the array's memory is on; None when not known."""
+        ctx = self.context
+        return None if ctx is None else ctx.device
+
+    @property
     def T(self):  # noqa: N802 (NumPy's name)
         return self.transpose()
 

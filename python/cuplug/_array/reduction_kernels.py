@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuplug import _dtypes
+from cuplug import _core, _dtypes
 from cuplug._cargs import ScalarArg, VectorArg, parse_arguments
 from cuplug._codegen import reduction as _rg
 
@@ -131,6 +131,7 @@ class ReductionKernel:
                 f"{self.name}() takes {len(self.arguments)} arguments "
                 f"({', '.join(a.name for a in self.arguments)}), got {len(args)}"
             )
+        _core._array._check_same_device(self.name, *args)
         values = []
         first = None
         for a, x in zip(self.arguments, args):

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from cuplug import _dtypes
+from cuplug import _core, _dtypes
 from cuplug._cargs import VectorArg, parse_arguments
 from cuplug._codegen import scan as _sg
 
@@ -265,6 +265,7 @@ class _ScanKernelBase:
         if stream is None:
             stream = queue
         self._check("input_ary", input_ary)
+        _core._array._check_same_device("scan", input_ary, output_ary)
         allocator = allocator or input_ary.allocator
         if output_ary is None:
             output_ary = input_ary
@@ -446,6 +447,7 @@ class GenericScanKernel:
         """Runs the scan over ``size`` elements (default: the first vector argument's size).
         ``queue`` is PyOpenCL's name for ``stream``; ``wait_for`` is accepted for PyOpenCL
         code and ignored (work on one stream is ordered)."""
+        _core._array._check_same_device("GenericScanKernel", *args)
         if stream is None:
             stream = queue
         if len(args) != len(self.parsed_args):

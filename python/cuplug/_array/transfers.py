@@ -1,6 +1,7 @@
 """Host <-> device transfers of GPUArrays: to_gpu, set/get (and async forms), copy. Any strides
 on either side: dense device arrays copy in one memcpy in their own memory order; other layouts
-go through one dense device temporary and a strided copy kernel."""
+go through one dense device temporary and a strided copy kernel. Between devices: copy_to /
+to_device."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import warnings
 
 import numpy as np
 
-from cuplug import _core
+from cuplug import _core, _peer
 
-__all__ = ["TransferMixin", "to_gpu", "to_gpu_async"]
+__all__ = ["TransferMixin", "copy_to_context", "to_device", "to_gpu", "to_gpu_async"]
 
 _apply = _core._array.apply
 
@@ -165,6 +166,11 @@ class TransferMixin:
         asynchronous: synchronise the stream before reading the result)."""
         return self.get(ary=ary, pagelocked=ary is None, async_=True, stream=stream)
 
+    def copy_to(self, device, stream=None):
+        """A copy of this array on `device` (a Device, an ordinal or a Context): peer copy where
+        the GPUs reach each other, through the host otherwise; a plain copy on the same one."""
+        return copy_to_context(self, _peer.as_context(device), stream)
+
     def copy(self, stream=None):
         """A new array with the same contents, allocator and memory order (dense)."""
         result = type(self)(
@@ -183,6 +189,50 @@ class TransferMixin:
         else:
             _apply("_copy", (self,), result, stream)
         return result
+
+
+def copy_to_context(ary, dest, stream=None):
+    """A dense copy of GPUArray `ary` in context `dest` (GPUArray.copy_to's engine): a device copy
+    within one context, a peer copy between GPUs that reach each other (peer access enabled
+    once per pair), else through host memory."""
+    src = ary.context
+    with dest:
+        if src is None or src.handle == dest.handle:
+            return ary.copy(stream)
+        result = type(ary)(
+            ary.shape, ary.dtype, strides=compact_strides(ary.shape, ary.strides, ary.itemsize)
+        )
+    if ary.size == 0:
+        return result
+    if not is_dense(ary.shape, ary.strides, ary.itemsize):
+        with src:
+            ary = ary.copy(stream)
+    if _peer.peer_access(dest, src):
+        with dest:
+            if stream is None:
+                _core.memcpy_peer(result.ptr, ary.ptr, ary.nbytes, dest, src)
+            else:
+                _core.memcpy_peer_async(result.ptr, ary.ptr, ary.nbytes, dest, src, stream)
+        return result
+    host = np.empty(ary.nbytes, np.uint8)
+    with src:
+        _core.memcpy_dtoh(host, ary.ptr)
+    with dest:
+        _core.memcpy_htod(result.ptr, host)
+    return result
+
+
+def to_device(ary, device, stream=None):
+    """A GPUArray on `device` (a Device, an ordinal or a Context) holding a copy of `ary`, a
+    GPUArray on any device or a host array. A device ordinal or Device means the current context
+    if it is on that device, else the device's primary context."""
+    from .core import GPUArray
+
+    dest = _peer.as_context(device)
+    if isinstance(ary, GPUArray):
+        return copy_to_context(ary, dest, stream)
+    with dest:
+        return to_gpu(ary) if stream is None else to_gpu_async(ary, stream=stream)
 
 
 def to_gpu(ary, allocator=None):

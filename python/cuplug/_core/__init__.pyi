@@ -3463,12 +3463,22 @@ class Device:
         """
     def total_memory(self) -> int:
         ...
+    @property
+    def ordinal(self) -> int:
+        """
+        The device's number, as given to Device(n).
+        """
 class Context:
     """
     A CUDA context. Device.make_context() creates one and makes it current; Device.retain_primary_context() shares the device's primary context (not pushed). Each thread has its own stack of current contexts: push() / Context.pop(), or `with ctx:`.
     
     Objects made in a context (streams, events, memory, modules) keep it alive, and are used under it from any thread: a call from a thread where their context is not current pushes it for the duration of the call and pops it afterwards.
     """
+    @staticmethod
+    def _from_handle(handle: typing.SupportsInt | typing.SupportsIndex) -> Context:
+        """
+        The live Context object of a CUcontext handle (the current context's too); None when there is none (0, or a context no longer wrapped).
+        """
     @staticmethod
     def attach(flags: typing.SupportsInt | typing.SupportsIndex = 0) -> Context:
         ...
@@ -3543,6 +3553,11 @@ class Context:
     def push(self) -> None:
         """
         Makes this context current on this thread's stack.
+        """
+    @property
+    def device(self) -> Device:
+        """
+        The Device this context is on (Context.get_device() is the current context's).
         """
     @property
     def handle(self) -> int:

@@ -4,7 +4,7 @@ The array core: ArrayBase, elementwise engine
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_name', 'apply', 'clear_dispatch_cache', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'release_pools', 'set_blocks_per_sm', 'set_dispatch', 'set_result_type']
+__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'release_pools', 'set_blocks_per_sm', 'set_dispatch', 'set_result_type']
 class ArrayBase:
     """
     The C layout under GPUArray: shape, strides, dtype, device memory.
@@ -236,6 +236,18 @@ class ElementwiseCore:
     @property
     def name(self) -> str:
         ...
+def _check_same_device(routine: str, *args) -> None:
+    """
+    Raises ValueError naming both devices when an array among `arrays` belongs to another context than the current one (non-arrays are skipped).
+    """
+def _describe_context(handle: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    'device N (context 0x...)' for a context handle.
+    """
+def allocator_id() -> int:
+    """
+    Identity of the allocator object arrays use in the current context (one per context with the default pools).
+    """
 def allocator_name() -> str:
     """
     Name of the allocator backend arrays use now.

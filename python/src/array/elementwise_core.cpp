@@ -1,6 +1,7 @@
 // elementwise_core: plan, find (or generate) the kernel for the layout, pack, launch.
 #include "array/elementwise_core.hpp"
 
+#include "array/same_device.hpp"
 #include "array/type_codes.hpp"
 #include "support/convert.hpp"
 
@@ -36,13 +37,6 @@ std::string shape_text(const array_object *a) {
 
 std::string dtype_text(const array_object *a) {
   return py::str(py::handle(a->dtype)).cast<std::string>();
-}
-
-std::string context_text(CUcontext c) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx",
-                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(c)));
-  return buf;
 }
 
 struct packer {
@@ -247,10 +241,7 @@ void elementwise_core::launch(const operand *ops, CUstream stream,
       continue;
     const array_object *a = ops[k].array;
     if (a->ctx != nullptr && a->ctx != here)
-      throw py::value_error(name_ + ": argument '" + args_[k].name + "' lives in context " +
-                            context_text(a->ctx) + ", but the current context is " +
-                            context_text(here) +
-                            ": push the array's context, or copy the array to this one");
+      throw_mixed_devices(name_, args_[k].name, a->ctx, here);
     if (a->size != 0)
       data_ptr(a); // raises for freed memory
   }

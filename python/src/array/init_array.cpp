@@ -5,12 +5,14 @@
 #include "array/array_ops.hpp"
 #include "array/elementwise_core.hpp"
 #include "array/layout_plan.hpp"
+#include "array/same_device.hpp"
 #include "array/type_codes.hpp"
 #include "bindings.hpp"
 #include "support/convert.hpp"
 
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -147,6 +149,7 @@ void init_array(py::module_ &m) {
   init_array_object(a);
   bind_core(a);
   init_array_ops(a);
+  init_same_device(a);
   a.def(
       "allocator_name", [] { return array_allocator()->backend_name(); },
       "Name of the allocator backend arrays use now.");
@@ -158,6 +161,10 @@ void init_array(py::module_ &m) {
         return py::make_tuple(mul, shr);
       },
       py::arg("divisor"));
+  a.def(
+      "allocator_id", [] { return reinterpret_cast<std::uintptr_t>(array_allocator().get()); },
+      "Identity of the allocator object arrays use in the current context (one per context "
+      "with the default pools).");
   a.def("release_pools", &release_array_pools,
         "Gives back the memory the per-context array pools hold and forgets the pools.");
   a.def("set_blocks_per_sm", &set_blocks_per_sm, py::arg("value"),

@@ -8,6 +8,7 @@
 // current; switching between our contexts replaces the slot (cuCtxSetCurrent).
 #include "driver/context.hpp"
 #include "driver/activation.hpp"
+#include "driver/context_lookup.hpp"
 #include "support/convert.hpp"
 
 #include <cuplug/log.hpp>
@@ -243,6 +244,8 @@ context_ptr context::adopt(CUcontext handle) {
   remember(ctx);
   return ctx;
 }
+
+context_ptr find_context(CUcontext handle) { return lookup(handle); }
 
 context_ptr context::current() {
   auto &st = stack();

@@ -1,6 +1,7 @@
 // Context (spec §1.5) plus `with ctx:`. Most methods are static and act on the calling thread's
 // current context, as in PyCUDA.
 #include "bindings.hpp"
+#include "driver/context_lookup.hpp"
 #include "driver/device.hpp"
 
 namespace cuplug::python {
@@ -101,6 +102,23 @@ void init_context(py::module_ &m) {
           "handle",
           [](const context &self) { return reinterpret_cast<std::intptr_t>(self.handle()); },
           "The CUcontext as an int.")
+      .def_property_readonly(
+          "device", [](const context &self) { return device{self.device()}; },
+          "The Device this context is on (Context.get_device() is the current context's).")
+      .def_static(
+          "_from_handle",
+          [](std::uintptr_t handle) -> context_ptr {
+            const auto h = reinterpret_cast<CUcontext>(handle);
+            if (context_ptr known = find_context(h))
+              return known;
+            // Only the current context is known alive without a wrapper: asking the driver about
+            // any other handle could touch a destroyed context.
+            context_ptr now = h != nullptr ? context::current() : nullptr;
+            return now && now->handle() == h ? now : nullptr;
+          },
+          py::arg("handle"),
+          "The live Context object of a CUcontext handle (the current context's too); None when "
+          "there is none (0, or a context no longer wrapped).")
       .def_property_readonly("is_primary", &context::is_primary,
                              "Whether this is its device's primary context.")
       .def(

@@ -151,6 +151,9 @@ void init_device(py::module_ &m) {
            "left out with a warning.")
       .def("__getattr__", &device_getattr, py::arg("name"),
            "Lower-case device_attribute names read the attribute: dev.warp_size.")
+      .def_property_readonly(
+          "ordinal", [](const device &dev) { return static_cast<int>(dev.handle); },
+          "The device's number, as given to Device(n).")
       .def("__hash__", [](const device &dev) { return py::hash(py::int_(dev.handle)); })
       .def("__repr__",
            [](const device &dev) { return "<Device " + std::to_string(dev.handle) + ">"; });

@@ -95,10 +95,11 @@ void pack_prepared(const arg_layout &layout, PyObject *const *args, std::size_t 
 // "invalid type on parameter #i (0-based)" for anything else. With `launch_stream` (a stream as
 // to_stream takes it; None is the legacy default) foreign device arrays are ordered on it: the
 // producer's stream of a CUDA Array Interface v3, DLPack's stream argument. Without (a null
-// handle: graph nodes) they are taken as they are.
+// handle: graph nodes) they are taken as they are. With `kernel_ctx`, a cuplug array of another
+// context is ValueError naming both devices (a pointer compare per array argument).
 void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *params,
                arg_buffer &out, std::vector<py::object> &handlers, const std::string &kernel,
-               py::handle launch_stream = py::handle());
+               py::handle launch_stream = py::handle(), CUcontext kernel_ctx = nullptr);
 
 // The struct code numpy uses for a scalar type or dtype object, as prepare() needs it: the
 // dtype's char, or "%ds" for void (structured) dtypes. Empty if `obj` is neither.

@@ -1,5 +1,6 @@
 // Function.__call__'s argument packing: PyCUDA's per-argument type dispatch (spec §1.11).
 #include "array/array_object.hpp"
+#include "array/same_device.hpp"
 #include "launch/arg_packer.hpp"
 #include "launch/arg_values.hpp"
 #include "launch/numpy_scalars.hpp"
@@ -150,7 +151,7 @@ std::string describe(PyObject *obj, const call_arg &a) {
 }
 
 void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::object> &handlers,
-              const std::string &kernel, py::handle launch_stream) {
+              const std::string &kernel, py::handle launch_stream, CUcontext kernel_ctx) {
   const numpy_types &np = numpy();
   if (const numpy_scalar *s = find_scalar(Py_TYPE(obj))) {
     a.code = s->code;
@@ -197,8 +198,13 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
   if (PyObject_TypeCheck(obj, np.void_scalar))
     return a.buffer(obj, index, kernel);
   // cuplug's own arrays: their address, without building their interface dict.
-  if (array::array_type() != nullptr && array::is_array(obj))
-    return a.pointer(array::as_array(obj)->ptr);
+  if (array::array_type() != nullptr && array::is_array(obj)) {
+    const array::array_object *arr = array::as_array(obj);
+    if (kernel_ctx != nullptr && arr->ctx != nullptr && arr->ctx != kernel_ctx)
+      array::throw_mixed_devices("kernel '" + kernel + "'", "#" + std::to_string(index), arr->ctx,
+                                 kernel_ctx);
+    return a.pointer(arr->ptr);
+  }
   if (py::object cai = attr_or_null(obj, "__cuda_array_interface__")) {
     const int truth = PyObject_IsTrue(cai.ptr());
     if (truth < 0)
@@ -231,7 +237,7 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
 
 void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *params,
                arg_buffer &out, std::vector<py::object> &handlers, const std::string &kernel,
-               py::handle launch_stream) {
+               py::handle launch_stream, CUcontext kernel_ctx) {
   if (params != nullptr && params->size() != nargs)
     throw py::type_error("kernel '" + kernel + "' takes " + std::to_string(params->size()) +
                          " parameters, " + std::to_string(nargs) + " arguments given");
@@ -246,7 +252,7 @@ void pack_call(PyObject *const *args, std::size_t nargs, const param_layout *par
   for (std::size_t i = 0; i < nargs; ++i) {
     call_arg a;
     const std::size_t handlers_before = handlers.size();
-    classify(args[i], i, a, handlers, kernel, launch_stream);
+    classify(args[i], i, a, handlers, kernel, launch_stream, kernel_ctx);
     std::size_t offset;
     if (params != nullptr) {
       if (a.size != (*params)[i].second)

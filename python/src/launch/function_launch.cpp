@@ -207,7 +207,7 @@ PyObject *call(PyObject *self, PyObject *const *args, std::size_t nargsf,
     std::vector<py::object> handlers;
     arg_buffer buffer;
     pack_call(args, static_cast<std::size_t>(nargs), f.parameters(), buffer, handlers, f.name(),
-              py::handle(stream));
+              py::handle(stream), f.get_module()->get_context()->handle());
 
     if (handlers.empty() && !timed) { // the common case
       f.launch(config, attrs, buffer.data(), buffer.size());

@@ -2,6 +2,7 @@
 // managed and IPC memory, PointerHolderBase.
 #include "bindings.hpp"
 #include "driver/context.hpp"
+#include "memory/context_allocators.hpp"
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
 #include "support/host_buffer.hpp"
@@ -104,7 +105,7 @@ std::string error_extra(const cuda_error &e) {
 device_allocation_ptr allocate_device(std::size_t bytes, py::handle stream_obj) {
   CUstream stream = to_stream(stream_obj);
   context_ptr ctx = context::current_or_throw();
-  plugin_ptr<allocator> alloc = current_allocator();
+  plugin_ptr<allocator> alloc = per_context(ctx, current_allocator());
   std::uintptr_t ptr = 0;
   try {
     ptr = alloc->allocate(bytes, stream);

@@ -261,7 +261,9 @@ def test_mixing_contexts_is_refused(env):
     x = gpuarray.zeros((4,), np.float32)
     other = drv.Device(0).make_context()
     try:
-        with pytest.raises(ValueError, match="lives in context .* but the current context"):
+        with pytest.raises(
+            ValueError, match=r"is on device 0 \(context .*, but the current context is on device 0"
+        ):
             x * 2
     finally:
         drv.Context.pop()

@@ -363,6 +363,25 @@ def test_peer_access(fake_drv):
     assert fake_drv.cuCtxEnablePeerAccess(c, 0) == CUDA_ERROR_INVALID_DEVICE  # same device
 
 
+def test_peer_access_can_be_switched_off(fake_drv):
+    """Fake-only: the control stands for GPUs without P2P, which the GPU machines are not."""
+    a, b = c_void_p(), c_void_p()
+    fake_drv.check("cuCtxCreate", byref(b), None, 0, 1)
+    fake_drv.check("cuCtxCreate", byref(a), None, 0, 0)
+    fake_drv.set_peer_access(False)
+    try:
+        can = c_int()
+        fake_drv.check("cuDeviceCanAccessPeer", byref(can), 0, 1)
+        assert can.value == 0
+        assert fake_drv.cuCtxEnablePeerAccess(b, 0) == fc.CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+        assert not fake_drv.peer_enabled(a.value, b.value)
+    finally:
+        fake_drv.set_peer_access(True)
+    fake_drv.check("cuCtxEnablePeerAccess", b, 0)
+    assert fake_drv.peer_enabled(a.value, b.value)
+    assert not fake_drv.peer_enabled(b.value, a.value)
+
+
 def test_profiler(drv, ctx):
     drv.check("cuProfilerStart")
     drv.check("cuProfilerStop")

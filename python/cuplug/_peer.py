@@ -1,0 +1,115 @@
+"""Arrays and copies across devices: the context for a device, peer access enabled once per pair
+of contexts, and copies that stage through the host where two GPUs cannot reach each other."""
+
+from __future__ import annotations
+
+import threading
+
+from . import _core
+
+__all__ = ["as_context", "memcpy_peer", "memcpy_peer_async", "peer_access"]
+
+_lock = threading.Lock()
+# (dest handle, src handle) -> whether direct peer access is on between them (both ways).
+_peer_state: dict[tuple[int, int], bool] = {}
+# Device ordinal -> its primary context, retained once so that the pools made there persist.
+_primary: dict[int, _core.Context] = {}
+
+
+def as_context(where) -> _core.Context:
+    """The context for `where`: a Context as is; a Device or an ordinal gives the current context
+    when it is on that device, else the device's primary context (retained once and kept)."""
+    if isinstance(where, _core.Context):
+        return where
+    if isinstance(where, _core.Device):
+        ordinal = where.ordinal
+    elif isinstance(where, int) and not isinstance(where, bool):
+        ordinal = where
+        if not 0 <= ordinal < _core.Device.count():
+            raise ValueError(
+                f"device {ordinal} does not exist: this machine has {_core.Device.count()} "
+                "device(s)"
+            )
+    else:
+        raise TypeError(
+            f"expected a Device, a device ordinal or a Context, got {type(where).__name__}"
+        )
+    current = _core.Context.get_current()
+    if current is not None and current.device.ordinal == ordinal:
+        return current
+    with _lock:
+        ctx = _primary.get(ordinal)
+        if ctx is None:
+            ctx = _primary[ordinal] = _core.Device(ordinal).retain_primary_context()
+    return ctx
+
+
+def peer_access(dest: _core.Context, src: _core.Context) -> bool:
+    """Whether kernels and copies of `dest` reach `src`'s memory directly (and back). The first
+    call for a pair asks Device.can_access_peer and enables access both ways; later calls are a
+    dictionary look-up. Same context or same device: True."""
+    if dest.handle == src.handle or dest.device == src.device:
+        return True
+    key = (dest.handle, src.handle)
+    state = _peer_state.get(key)
+    if state is not None:
+        return state
+    with _lock:
+        state = _peer_state.get(key)
+        if state is None:
+            state = dest.device.can_access_peer(src.device) and src.device.can_access_peer(
+                dest.device
+            )
+            if state:
+                _enable(dest, src)
+                _enable(src, dest)
+            _peer_state[key] = _peer_state[(src.handle, dest.handle)] = state
+    return state
+
+
+def _enable(ctx: _core.Context, peer: _core.Context) -> None:
+    with ctx:
+        try:
+            _core.Context.enable_peer_access(peer)
+        except _core.Error as e:
+            # Someone (another library, an earlier cuplug) enabled it already: what we want.
+            if "already enabled" not in str(e):
+                raise
+
+
+def _forget(handles) -> None:
+    """Drops cached peer states of contexts that went away (tests, clear_context_caches)."""
+    with _lock:
+        for key in [k for k in _peer_state if k[0] in handles or k[1] in handles]:
+            del _peer_state[key]
+
+
+def _contexts(dest_context, src_context):
+    """Both contexts (None: the current one), or (None, None) when one is not a Context: the
+    copy itself then raises the TypeError that names it."""
+    current = None
+    if dest_context is None or src_context is None:
+        current = _core.Context.get_current()
+    dc = current if dest_context is None else dest_context
+    sc = current if src_context is None else src_context
+    if not (isinstance(dc, _core.Context) and isinstance(sc, _core.Context)):
+        return None, None
+    return dc, sc
+
+
+def memcpy_peer(dest, src, size, dest_context=None, src_context=None):
+    """Copies `size` bytes from `src` (memory of `src_context`) to `dest` (of `dest_context`); a
+    context left as None is the current one. Peer access between the two is enabled on first use
+    where the GPUs have it; where they do not, the driver stages the copy through the host."""
+    dc, sc = _contexts(dest_context, src_context)
+    if dc is not None and sc is not None:
+        peer_access(dc, sc)
+    _core.memcpy_peer(dest, src, size, dest_context, src_context)
+
+
+def memcpy_peer_async(dest, src, size, dest_context=None, src_context=None, stream=None):
+    """memcpy_peer ordered on `stream`."""
+    dc, sc = _contexts(dest_context, src_context)
+    if dc is not None and sc is not None:
+        peer_access(dc, sc)
+    _core.memcpy_peer_async(dest, src, size, dest_context, src_context, stream)

@@ -1,0 +1,124 @@
+// Allocator objects per context (see context_allocators.hpp).
+#include "memory/context_allocators.hpp"
+
+#include <cuplug/config.hpp>
+
+#include <unordered_map>
+#include <vector>
+
+namespace cuplug::python {
+
+namespace {
+
+// Pools of destroyed contexts: kept, never destroyed (see context_allocators).
+void abandon(plugin_ptr<allocator> alloc) {
+  static auto *graveyard = new std::vector<plugin_ptr<allocator>>(); // leaked: exit order
+  graveyard->push_back(std::move(alloc));
+}
+
+} // namespace
+
+void context_allocators::drop(entry &e) noexcept {
+  if (!e.alloc)
+    return;
+  if (!e.ctx || !e.ctx->valid()) {
+    abandon(std::move(e.alloc));
+    return;
+  }
+  try {
+    scoped_activation active(e.ctx);
+    if (e.alloc->can_free_held())
+      e.alloc->free_held();
+    e.alloc.reset();
+  } catch (...) {
+    if (e.alloc)
+      abandon(std::move(e.alloc));
+  }
+}
+
+plugin_ptr<allocator> context_allocators::get(const context_ptr &ctx, const void *key,
+                                              const factory &make) {
+  entry &e = entries_[{ctx->handle(), key}];
+  // The entry's own context still valid: the handle still names that context, whichever
+  // Context object (each retain_primary_context() makes one) asks.
+  if (!e.alloc || (e.ctx != ctx && !e.ctx->valid())) {
+    drop(e); // a new context that got a destroyed one's handle: that one's instance goes first
+    e.alloc = make();
+    e.ctx = ctx;
+  }
+  return e.alloc;
+}
+
+std::size_t context_allocators::release() noexcept {
+  std::size_t released = 0;
+  for (auto &[k, e] : entries_) {
+    try {
+      if (e.alloc && e.ctx && e.ctx->valid())
+        released += e.alloc->stats().bytes_held;
+    } catch (...) {
+    }
+    drop(e);
+  }
+  entries_.clear();
+  return released;
+}
+
+void context_allocators::release(const void *key) noexcept {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->first.second == key) {
+      drop(it->second);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+namespace {
+
+context_allocators &clones() {
+  static auto *c = new context_allocators(); // leaked: exit order
+  return *c;
+}
+
+// The context each selected object serves itself (its "home"): the first one it was used in.
+// Weak: a selected object that went away (reset_backends) takes its clones with it, so a new one
+// at the same address starts afresh.
+struct home {
+  std::weak_ptr<allocator> who;
+  CUcontext ctx;
+};
+std::unordered_map<const allocator *, home> &homes() {
+  static auto *h = new std::unordered_map<const allocator *, home>();
+  return *h;
+}
+
+} // namespace
+
+plugin_ptr<allocator> per_context(const context_ptr &ctx, const plugin_ptr<allocator> &selected) {
+  if (!ctx || !selected)
+    return selected;
+  // The common case, one context, is one hash look-up.
+  auto it = homes().find(selected.get());
+  if (it == homes().end() || it->second.who.expired()) {
+    if (it != homes().end())
+      clones().release(selected.get());
+    homes()[selected.get()] = home{selected, ctx->handle()};
+    return selected;
+  }
+  if (it->second.ctx == ctx->handle() || !selected->can_free_held())
+    return selected;
+  const std::string name = selected->backend_name();
+  return clones().get(ctx, selected.get(), [&name] {
+    return registry::instance().create<allocator>(
+        plugin_kind::allocator, name,
+        config::instance().plugin_options(plugin_kind::allocator, name));
+  });
+}
+
+std::size_t release_per_context() noexcept {
+  homes().clear();
+  return clones().release();
+}
+
+} // namespace cuplug::python
