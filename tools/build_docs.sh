@@ -18,7 +18,7 @@ export PATH
 
 if ! "$python" -c 'import sphinx, myst_parser' 2>/dev/null; then
   echo "tools/build_docs.sh: pip install sphinx myst-parser (into $("$python" -c 'import sys; print(sys.prefix)'))"
-  "$python" -m pip install -q --disable-pip-version-check "sphinx>=7" "myst-parser>=2" ||
+  "$python" -m pip install -q --disable-pip-version-check "sphinx>=8,<10" "myst-parser>=4,<6" ||
     { echo "tools/build_docs.sh: could not install sphinx and myst-parser"; exit 1; }
 fi
 

@@ -110,7 +110,7 @@ def test_docs_have_python_blocks():
     assert any(not b.words for b in ALL_BLOCKS)
 
 
-@pytest.mark.parametrize("block", cases())
+@pytest.mark.parametrize("block", list(cases()))
 def test_doc_block(block: Block, tmp_path):
     if block.words == ["illustrative"]:
         if not block.why:
