@@ -113,7 +113,7 @@ def escape_plain_docstring(app, what, name, obj, options, lines):
 # ---- names exported by two public modules --------------------------------------------------
 # cuplug.driver re-exports cuplug._core's classes (CompileError, ...), and so do
 # cuplug.compiler, cuplug.elementwise, cuplug.reduction: each page documents the object under its
-# own name, and each also registers the canonical name (cuplug._core.X) as an alias. Two aliases
+# own name, and each also registers the canonical name (in cuplug._core) as an alias. Two aliases
 # of one object are not two descriptions: the first is kept, without the "duplicate object
 # description" warning (which suppress_warnings cannot select). Real duplicates (two non-alias
 # descriptions of one name) still warn.
