@@ -6,6 +6,7 @@
 #include "memory/held_buffer.hpp"
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 
 #include <cstdint>
 #include <string>
@@ -228,28 +229,37 @@ template <class Desc> std::string describe(const Desc &d, const char *cls) {
   return s + ")";
 }
 
-#define CUPLUG_DESC_SIZE(cls, pyname, member)                                                      \
+// A setter whose value is named in signatures (pybind11 names a lambda's arguments arg0...).
+template <class Cls, class F> py::cpp_function field_setter(const Cls &cls, F &&set) {
+  return py::cpp_function(std::forward<F>(set), py::is_method(cls), py::arg("value"));
+}
+
+#define CUPLUG_DESC_SIZE(cls, pyname, member, doc)                                                 \
   cls.def_property(                                                                                \
       pyname, [](const desc_type &d) { return static_cast<std::size_t>(d.member); },               \
-      [](desc_type &d, py::handle v) { d.member = to_size(v, pyname); })
+      field_setter(cls, [](desc_type &d, hint::size v) { d.member = to_size(v, pyname); }), doc)
 
-template <class Desc> py::class_<Desc> bind_descriptor(py::module_ &m, const char *name) {
+template <class Desc>
+py::class_<Desc> bind_descriptor(py::module_ &m, const char *name, const char *doc) {
   using desc_type = Desc;
-  py::class_<Desc> cls(m, name);
-  CUPLUG_DESC_SIZE(cls, "width", Width);
-  CUPLUG_DESC_SIZE(cls, "height", Height);
-  CUPLUG_DESC_SIZE(cls, "num_channels", NumChannels);
+  py::class_<Desc> cls(m, name, doc);
+  CUPLUG_DESC_SIZE(cls, "width", Width, "Width, in elements.");
+  CUPLUG_DESC_SIZE(cls, "height", Height, "Height, in rows (0 for a 1D array).");
+  CUPLUG_DESC_SIZE(cls, "num_channels", NumChannels, "Channels per element: 1, 2 or 4.");
   cls.def_property(
       "format", [](const Desc &d) { return format_object(d.Format); },
-      [](Desc &d, py::handle v) { d.Format = format_from(v); });
+      field_setter(cls, [](Desc &d, hint::array_format v) { d.Format = format_from(v); }),
+      "Each channel's format, an array_format.");
   cls.def("__repr__", [name](const Desc &d) { return describe(d, name); });
   return cls;
 }
 
 void bind_descriptors(py::module_ &m) {
-  bind_descriptor<CUDA_ARRAY_DESCRIPTOR>(m, "ArrayDescriptor")
-      .def(py::init(
-               [](py::handle width, py::handle height, py::handle format, py::handle num_channels) {
+  bind_descriptor<CUDA_ARRAY_DESCRIPTOR>(
+      m, "ArrayDescriptor",
+      "A 1D (height 0) or 2D CUDA array's shape and element format (CUDA_ARRAY_DESCRIPTOR).")
+      .def(py::init([](hint::size width, hint::size height, hint::array_format format,
+                       hint::size num_channels) {
                  CUDA_ARRAY_DESCRIPTOR d{};
                  d.Width = to_size(width, "ArrayDescriptor: width");
                  d.Height = to_size(height, "ArrayDescriptor: height");
@@ -259,13 +269,20 @@ void bind_descriptors(py::module_ &m) {
                }),
            py::arg("width") = 0, py::arg("height") = 0,
            py::arg("format") = static_cast<int>(CU_AD_FORMAT_FLOAT), py::arg("num_channels") = 1,
-           "A 1D (height 0) or 2D array's shape and element format (CUDA_ARRAY_DESCRIPTOR).");
+           "A descriptor." CUPLUG_DOC_PARAMS
+           "width : int\n    Width, in elements.\n"
+           "height : int\n    Height, in rows (0 for a 1D array).\n"
+           "format : array_format | int\n    Each channel's format.\n"
+           "num_channels : int\n    Channels per element: 1, 2 or 4.\n");
   using desc_type = CUDA_ARRAY3D_DESCRIPTOR;
-  auto desc3 = bind_descriptor<CUDA_ARRAY3D_DESCRIPTOR>(m, "ArrayDescriptor3D");
-  CUPLUG_DESC_SIZE(desc3, "depth", Depth);
+  auto desc3 = bind_descriptor<CUDA_ARRAY3D_DESCRIPTOR>(
+      m, "ArrayDescriptor3D",
+      "A 1D, 2D, 3D or layered CUDA array's shape, element format and array3d_flags "
+      "(CUDA_ARRAY3D_DESCRIPTOR; a layered array's depth counts its layers).");
+  CUPLUG_DESC_SIZE(desc3, "depth", Depth, "Depth, in slices or layers (0 for 1D and 2D).");
   desc3
-      .def(py::init([](py::handle width, py::handle height, py::handle depth, py::handle format,
-                       py::handle num_channels, py::handle flags) {
+      .def(py::init([](hint::size width, hint::size height, hint::size depth,
+                       hint::array_format format, hint::size num_channels, hint::size flags) {
              CUDA_ARRAY3D_DESCRIPTOR d{};
              d.Width = to_size(width, "ArrayDescriptor3D: width");
              d.Height = to_size(height, "ArrayDescriptor3D: height");
@@ -278,13 +295,20 @@ void bind_descriptors(py::module_ &m) {
            py::arg("width") = 0, py::arg("height") = 0, py::arg("depth") = 0,
            py::arg("format") = static_cast<int>(CU_AD_FORMAT_FLOAT), py::arg("num_channels") = 1,
            py::arg("flags") = 0,
-           "A 1D, 2D, 3D or layered array's shape, element format and array3d_flags "
-           "(CUDA_ARRAY3D_DESCRIPTOR; a layered array's depth counts its layers).")
-      .def_property(
-          "flags", [](const CUDA_ARRAY3D_DESCRIPTOR &d) { return d.Flags; },
-          [](CUDA_ARRAY3D_DESCRIPTOR &d, py::handle v) {
-            d.Flags = static_cast<unsigned>(to_size(v, "flags"));
-          });
+           "A descriptor." CUPLUG_DOC_PARAMS
+           "width : int\n    Width, in elements.\n"
+           "height : int\n    Height, in rows (0 for a 1D array).\n"
+           "depth : int\n    Depth, in slices or layers (0 for 1D and 2D).\n"
+           "format : array_format | int\n    Each channel's format.\n"
+           "num_channels : int\n    Channels per element: 1, 2 or 4.\n"
+           "flags : int\n    array3d_flags, or-ed.\n");
+  desc3.def_property(
+      "flags", [](const CUDA_ARRAY3D_DESCRIPTOR &d) { return d.Flags; },
+      field_setter(desc3,
+                   [](CUDA_ARRAY3D_DESCRIPTOR &d, hint::size v) {
+                     d.Flags = static_cast<unsigned>(to_size(v, "flags"));
+                   }),
+      "array3d_flags, or-ed.");
 }
 #undef CUPLUG_DESC_SIZE
 

@@ -1,0 +1,76 @@
+// Typed stand-ins for py::object arguments and results: what help(), the stubs and Sphinx show
+// as the Python type a binding takes ("Stream | None"), where a bare py::object shows "object".
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace cuplug::python::hint {
+namespace py = pybind11;
+
+// A py::object that accepts any Python object (the binding checks it, as before) and is named
+// Tag::name in signatures. Converts to py::handle / py::object where the code needs those.
+template <class Tag> class hinted : public py::object {
+public:
+  static bool check_(py::handle h) { return h.ptr() != nullptr; }
+  hinted() = default;
+  hinted(py::handle h, borrowed_t) : py::object(h, borrowed_t{}) {}
+  hinted(py::handle h, stolen_t) : py::object(h, stolen_t{}) {}
+  hinted(const py::object &o) : py::object(o) {}      // NOLINT(google-explicit-constructor)
+  hinted(py::object &&o) : py::object(std::move(o)) {} // NOLINT(google-explicit-constructor)
+};
+
+// CUPLUG_HINT(name, "caption") declares hint::name (files may declare their own).
+#define CUPLUG_HINT(type_name, caption)                                                            \
+  struct type_name##_tag {                                                                         \
+    static constexpr auto name = py::detail::const_name(caption);                                  \
+  };                                                                                               \
+  using type_name = hinted<type_name##_tag>
+
+// A stream: a Stream, an object with __cuda_stream__, or None for the legacy default stream.
+CUPLUG_HINT(stream, "Stream | None");
+// Device memory: a DeviceAllocation (kept alive while used), or an address as an int.
+CUPLUG_HINT(device_ptr, "DeviceAllocation | int");
+// Host memory: any object exporting the buffer protocol (a NumPy array, bytes, bytearray...).
+CUPLUG_HINT(host_buffer, "collections.abc.Buffer");
+// A count of bytes or elements: an int or a NumPy integer.
+CUPLUG_HINT(size, "int");
+// A context, or None for the current one.
+CUPLUG_HINT(context_or_none, "Context | None");
+// A CUDA array (cuplug.driver.Array).
+CUPLUG_HINT(array, "Array");
+// A value for memset: an int (the bit pattern of the element).
+CUPLUG_HINT(fill_value, "int");
+// A shape: an int or a tuple of ints.
+CUPLUG_HINT(shape, "int | tuple[int, ...]");
+// A NumPy dtype, or anything numpy.dtype() accepts.
+CUPLUG_HINT(dtype, "numpy.typing.DTypeLike");
+// An array NumPy accepts (its shape and dtype are used).
+CUPLUG_HINT(array_like, "numpy.typing.ArrayLike");
+// A kernel argument format: a struct format string, or None.
+CUPLUG_HINT(str_or_none, "str | None");
+// A path or folder name.
+CUPLUG_HINT(path, "str | os.PathLike");
+// A plugin kind name ("allocator", "compiler", ...).
+CUPLUG_HINT(kind, "str");
+// A block or grid size: an int or a tuple of up to three ints.
+CUPLUG_HINT(dims, "int | tuple[int, ...]");
+// A graph's dependencies: GraphNodes, or None for none.
+CUPLUG_HINT(nodes, "collections.abc.Sequence[GraphNode] | None");
+// An array element format: an array_format member or its int value.
+CUPLUG_HINT(array_format, "array_format | int");
+
+
+} // namespace cuplug::python::hint
+
+namespace pybind11::detail {
+template <class Tag> struct handle_type_name<cuplug::python::hint::hinted<Tag>> {
+  static constexpr auto name = Tag::name;
+};
+} // namespace pybind11::detail
+
+// NumPy-style docstring sections shared by many bindings (napoleon renders them).
+#define CUPLUG_DOC_PARAMS "\n\nParameters\n----------\n"
+#define CUPLUG_DOC_RETURNS "\n\nReturns\n-------\n"
+#define CUPLUG_DOC_STREAM_PARAM                                                                    \
+  "stream : Stream | None\n    The stream the work is ordered on; None: the legacy default "      \
+  "stream.\n"
