@@ -36,6 +36,7 @@ VERSION_TEXT = __version__
 # Before the extension: the core's toolkit search order takes in NVIDIA's pip wheels of this
 # Python (cuplug[cu13]) from the environment (cuplug._toolkit).
 from . import _toolkit  # noqa: E402
+from ._public import public_dir as _public_dir  # noqa: E402
 
 _toolkit.export_wheel_roots()
 
@@ -172,3 +173,17 @@ __all__ = [
     "use",
     "using",
 ]
+
+
+def _loaded_submodules() -> list[str]:
+    """The public submodules imported so far (cuplug.driver, cuplug.gpuarray, ...)."""
+    return [
+        name
+        for name, value in globals().items()
+        if not name.startswith("_")
+        and isinstance(value, type(_toolkit))
+        and value.__name__ == f"{__name__}.{name}"
+    ]
+
+
+__dir__ = _public_dir(__all__, _loaded_submodules)

@@ -173,8 +173,12 @@ class TextureReference:
 
 
 def bind_array_to_texref(ary, texref):
+    """Raises NotSupportedError: texture references were removed in CUDA 12 (use
+    TextureObject)."""
     raise NotSupportedError(f"bind_array_to_texref: {_TEXREF_GONE}")
 
 
 def matrix_to_texref(matrix, texref, order):
+    """Raises NotSupportedError: texture references were removed in CUDA 12 (use
+    TextureObject)."""
     raise NotSupportedError(f"matrix_to_texref: {_TEXREF_GONE}")

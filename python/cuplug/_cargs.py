@@ -34,6 +34,8 @@ _DECLARATOR = re.compile(r"(\**)\s*([_a-zA-Z0-9]+)(\s*\[[ 0-9]*\])*\s*$")
 
 
 class Argument:
+    """A kernel argument parsed from a C declaration: its NumPy ``dtype`` and ``name``."""
+
     def __init__(self, dtype, name):
         self.dtype = np.dtype(dtype)
         self.name = name
@@ -43,18 +45,25 @@ class Argument:
 
 
 class VectorArg(Argument):
+    """A pointer argument (``float *x``): device memory of ``dtype`` elements."""
+
     struct_char = "P"
 
     def declarator(self):
+        """The C declaration, e.g. ``float *x``."""
         return f"{_dtype_to_ctype(self.dtype)} *{self.name}"
 
 
 class ScalarArg(Argument):
+    """A scalar argument (``float a``) passed by value."""
+
     def declarator(self):
+        """The C declaration, e.g. ``float a``."""
         return f"{_dtype_to_ctype(self.dtype)} {self.name}"
 
     @property
     def struct_char(self):
+        """The argument's struct module format character (``'f'``, ``'i'``, ...)."""
         result = self.dtype.char
         if result == "V":
             result = f"{self.dtype.itemsize}s"

@@ -35,7 +35,7 @@ __all__ = [
 
 
 class TypeNameNotKnown(RuntimeError):  # noqa: N818 (PyCUDA's name)
-    pass
+    """A dtype has no registered C type name (register it with get_or_register_dtype)."""
 
 
 class _DTypeRegistry:

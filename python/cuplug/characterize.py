@@ -4,6 +4,7 @@ import struct
 
 import numpy as np
 
+from cuplug._public import public_dir as _public_dir
 from cuplug.tools import context_dependent_memoize
 
 
@@ -48,3 +49,8 @@ def sizeof(type_name, preamble=""):
     mod.get_function("write_size")(buffer, block=(1, 1, 1), grid=(1, 1))
     cuda.memcpy_dtoh(output, buffer)
     return int(output[0])
+
+
+__all__ = ["has_double_support", "has_stack", "platform_bits", "sizeof"]
+
+__dir__ = _public_dir(__all__)

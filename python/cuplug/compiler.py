@@ -22,6 +22,7 @@ import os
 import re
 import warnings
 
+from cuplug._public import public_dir as _public_dir
 from cuplug import _arch, _core
 from cuplug._linking import LinkedModule as _LinkedModule
 from cuplug._loaded_modules import NamedModule as _NamedModule
@@ -404,6 +405,19 @@ class DynamicModule(_LinkedModule):
         self.backend = backend
 
     def add_source(self, source, nvcc_options=None, name="kernel.ptx", name_expressions=None):
+        """Compiles CUDA source to PTX and adds it to the link.
+
+        Parameters
+        ----------
+        source : str
+            The CUDA C++ source.
+        nvcc_options : list[str], optional
+            Compiler options for this source.
+        name : str
+            The name the linker's messages give it.
+        name_expressions : list[str], optional
+            C++ names (templates, overloads) whose lowered names the module should know.
+        """
         result, _, _ = _compile(
             source,
             nvcc=self.nvcc,
@@ -463,3 +477,5 @@ class DynamicSourceModule(DynamicModule):
         self.add_source(source, nvcc_options=options, name_expressions=name_expressions)
         self.add_stdlib("cudadevrt")
         self.link()
+
+__dir__ = _public_dir(__all__)

@@ -19,6 +19,7 @@ import types
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from cuplug._public import public_dir as _public_dir
 from . import _core
 
 if sys.version_info >= (3, 11):
@@ -328,5 +329,27 @@ class _ConfigModule(types.ModuleType):
     def __repr__(self) -> str:
         return describe()
 
+
+__all__ = [
+    "KINDS",
+    "Choice",
+    "ConfigError",
+    "config_path",
+    "describe",
+    "file",
+    "load",
+    "option_string",
+    "options",
+    "parse_file",
+    "reset",
+    "restore",
+    "selected",
+    "selection",
+    "set_options",
+    "snapshot",
+    "user_config_path",
+]
+# The kinds read as attributes (cuplug.config.allocator) are public too.
+__dir__ = _public_dir(__all__, lambda: KINDS)
 
 sys.modules[__name__].__class__ = _ConfigModule

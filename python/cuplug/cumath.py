@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cuplug._public import public_dir as _public_dir
 from cuplug import _dtypes
 
 # Constants the expressions use, spelled out: NVRTC has no M_PI without <math.h>.
@@ -52,14 +53,17 @@ class MathFunction:
 
     @property
     def ufunc(self) -> np.ufunc:
+        """The NumPy ufunc it matches (results are checked against it)."""
         return getattr(np, self.numpy)
 
     @property
     def nin(self) -> int:
+        """How many input arrays it takes."""
         return self.ufunc.nin
 
     @property
     def nout(self) -> int:
+        """How many arrays it returns."""
         return self.ufunc.nout
 
 
@@ -459,3 +463,5 @@ for _row in FUNCTIONS:
 del _row, _name
 
 __all__ = sorted(_BY_NAME) + ["FUNCTIONS", "MathFunction", "function"]
+
+__dir__ = _public_dir(__all__)

@@ -16,6 +16,7 @@ import random as _random
 
 import numpy as np
 
+from cuplug._public import public_dir as _public_dir
 from cuplug import _core, _rng
 
 __all__ = [
@@ -373,6 +374,15 @@ class _DeviceGenerator:
     # ---- fills ------------------------------------------------------------------------------
 
     def fill_uniform(self, data, stream=None):
+        """Fills ``data`` with uniform values: floats in (0, 1], or random bits for integers.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32, float64, (u)int32 or (u)int64 elements, all overwritten.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype == np.float32:
             name = "uniform_float"
         elif data.dtype == np.float64:
@@ -392,12 +402,32 @@ class _DeviceGenerator:
         return base, data.size
 
     def fill_normal(self, data, stream=None):
+        """Fills ``data`` with standard normal values (mean 0, standard deviation 1).
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64 elements, all overwritten.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype not in _rng.FLOAT_DTYPES:
             raise NotImplementedError
         name, n = self._pairs("normal_" + ("float" if data.dtype == np.float32 else "double"), data)
         self._launch(self.generators[name], stream, data.gpudata, n)
 
     def fill_log_normal(self, data, mean, stddev, stream=None):
+        """Fills ``data`` with log-normal values: exp of normal values of ``mean``, ``stddev``.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64 elements, all overwritten.
+        mean, stddev : float
+            The underlying normal distribution's mean and standard deviation.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype not in _rng.FLOAT_DTYPES:
             raise NotImplementedError
         f32 = data.dtype == np.float32
@@ -406,8 +436,18 @@ class _DeviceGenerator:
         self._launch(self.generators[name], stream, data.gpudata, cast(mean), cast(stddev), n)
 
     def fill_poisson(self, data, lambda_value=None, stream=None):
-        """lambda_value given: uint32 counts with that mean. None: each element of `data`
-        (float32, float64 or uint32) is the mean of its own count, which replaces it."""
+        """Fills ``data`` with Poisson counts.
+
+        Parameters
+        ----------
+        data : GPUArray
+            uint32 counts; with ``lambda_value`` None, float32, float64 or uint32 elements each
+            holding the mean of its own count, which replaces it.
+        lambda_value : float, optional
+            The mean of every count.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if lambda_value is None:
             kinds = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
             kinds[np.dtype(np.uint32)] = "int"
@@ -432,15 +472,63 @@ class _DeviceGenerator:
         return result
 
     def gen_uniform(self, shape, dtype, stream=None):
+        """A new GPUArray of uniform values (see fill_uniform).
+
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            Its shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            Its element type.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self._gen(shape, dtype, self.fill_uniform, stream=stream)
 
     def gen_normal(self, shape, dtype, stream=None):
+        """A new GPUArray of standard normal values (see fill_normal).
+
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            Its shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            float32 or float64.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self._gen(shape, dtype, self.fill_normal, stream=stream)
 
     def gen_log_normal(self, shape, dtype, mean, stddev, stream=None):
+        """A new GPUArray of log-normal values (see fill_log_normal).
+
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            Its shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            float32 or float64.
+        mean, stddev : float
+            The underlying normal distribution's mean and standard deviation.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self._gen(shape, dtype, self.fill_log_normal, mean, stddev, stream=stream)
 
     def gen_poisson(self, shape, dtype, lambda_value, stream=None):
+        """A new GPUArray of Poisson counts of mean ``lambda_value`` (see fill_poisson).
+
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            Its shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            uint32.
+        lambda_value : float
+            The mean.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self._gen(shape, dtype, self.fill_poisson, lambda_value, stream=stream)
 
     # ---- skipping ---------------------------------------------------------------------------
@@ -514,9 +602,27 @@ class MRG32k3aRandomNumberGenerator(_PseudoGenerator):
     )
 
     def call_skip_ahead_subsequence(self, i, stream=None):
+        """Moves every generator ``i`` subsequences (2**67 values each) on.
+
+        Parameters
+        ----------
+        i : int
+            Subsequences to skip.
+        stream : Stream, optional
+            The stream the skip is ordered on.
+        """
         self._skip("skip_ahead_subsequence", i, stream)
 
     def call_skip_ahead_subsequence_array(self, i, stream=None):
+        """Moves each generator its own number of subsequences on.
+
+        Parameters
+        ----------
+        i : GPUArray
+            One count per generator (uint64).
+        stream : Stream, optional
+            The stream the skip is ordered on.
+        """
         self._skip_array("skip_ahead_subsequence", i, stream)
 
 
@@ -665,17 +771,29 @@ class PhiloxRandomNumberGenerator:
 
     @property
     def seed(self):
+        """The seed, an int in [0, 2**64)."""
         return self._stream.seed
 
     @property
     def offset(self):
+        """Where the next fill starts: one position per value drawn."""
         return self._stream.offset
 
     @property
     def backend(self):
+        """The rng backend drawing the values ("philox" or "curand")."""
         return self._stream.backend
 
     def fill_uniform(self, data, stream=None):
+        """Fills ``data`` with uniform values: floats in (0, 1], or random bits for integers.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32, float64, (u)int32 or (u)int64 elements, all overwritten.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype in _rng.FLOAT_DTYPES:
             self._stream.fill_float("uniform", data, stream)
         elif data.dtype in (np.int32, np.uint32, np.int64, np.uint64):
@@ -684,16 +802,47 @@ class PhiloxRandomNumberGenerator:
             raise NotImplementedError
 
     def fill_normal(self, data, stream=None):
+        """Fills ``data`` with standard normal values (mean 0, standard deviation 1).
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64 elements, all overwritten.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype not in _rng.FLOAT_DTYPES:
             raise NotImplementedError
         self._stream.fill_float("normal", data, stream)
 
     def fill_log_normal(self, data, mean, stddev, stream=None):
+        """Fills ``data`` with log-normal values: exp of normal values of ``mean``, ``stddev``.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64 elements, all overwritten.
+        mean, stddev : float
+            The underlying normal distribution's mean and standard deviation.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype not in _rng.FLOAT_DTYPES:
             raise NotImplementedError
         self._stream.fill_float("lognormal", data, stream, mean=mean, stddev=stddev)
 
     def fill_poisson(self, data, lambda_value=None, stream=None):
+        """Fills ``data`` with Poisson counts of mean ``lambda_value``.
+
+        Parameters
+        ----------
+        data : GPUArray
+            uint32 elements, all overwritten.
+        lambda_value : float
+            The mean (required: per-element means need a device-API generator).
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if lambda_value is None:
             raise NotImplementedError(
                 "PhiloxRandomNumberGenerator draws Poisson counts of one mean per call; "
@@ -712,3 +861,5 @@ class PhiloxRandomNumberGenerator:
     def call_skip_ahead(self, i, stream=None):
         """Moves the stream `i` values on."""
         self._stream.restart(self._stream.seed, self._stream.offset + int(i))
+
+__dir__ = _public_dir(__all__)

@@ -13,6 +13,7 @@ not to this namespace; tests/python/test_package_structure.py fails when the ext
 public name that is neither listed here nor said to belong elsewhere.
 """
 
+from cuplug._public import public_dir as _public_dir
 from cuplug._arrays import (
     TextureReference,
     bind_array_to_texref,
@@ -316,3 +317,5 @@ def set_debugging(flag=True):
     """When set, cuplug.compiler disables its cache, keeps its files and compiles with -g -G."""
     global CUDA_DEBUGGING
     CUDA_DEBUGGING = flag
+
+__dir__ = _public_dir(__all__)

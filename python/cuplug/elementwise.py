@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 
+from cuplug._public import public_dir as _public_dir
 from cuplug._cargs import parse_arguments
 from cuplug._codegen import elementwise as _cg
 from cuplug.tools import ScalarArg, VectorArg
@@ -328,6 +329,17 @@ class ElementwiseKernel:
     # }}}
 
     def get_texref(self, name, use_range=False):
+        """Raises NotImplementedError: texture references were removed in CUDA 12.
+
+        Parameters
+        ----------
+        name : str
+            The texture reference's name.
+        use_range : bool
+            PyCUDA's flag, ignored.
+        """
         raise NotImplementedError(
             "texture references were removed in CUDA 12; pass the array as a vector argument"
         )
+
+__dir__ = _public_dir(__all__)

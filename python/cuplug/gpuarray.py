@@ -3,6 +3,7 @@ broadcasting, promotion and strided operands (the work is in cuplug._array)."""
 
 from __future__ import annotations
 
+from cuplug._public import public_dir as _public_dir
 from cuplug._array.core import ArrayFlags, GPUArray
 from cuplug._array.creation import (
     arange,
@@ -150,3 +151,5 @@ def splay(n, dev=None):
 def _allocator_name():
     """The allocator backend arrays use now (a caching pool unless one was chosen)."""
     return _core_array.allocator_name()
+
+__dir__ = _public_dir(__all__)

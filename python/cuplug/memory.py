@@ -37,6 +37,7 @@ import time
 import warnings
 from dataclasses import dataclass
 
+from cuplug._public import public_dir as _public_dir
 from . import _core
 
 _allocators = _core.allocators
@@ -269,3 +270,5 @@ def replay(
             summary["deallocations"] += 1
     summary["seconds"] = time.perf_counter() - start
     return summary
+
+__dir__ = _public_dir(__all__)

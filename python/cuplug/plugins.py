@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from cuplug._public import public_dir as _public_dir
 from . import _core
 from . import config as _config
 
@@ -88,3 +89,19 @@ def load_dir(path: str | os.PathLike) -> list[PluginCandidate]:
         what = "not a folder" if os.path.exists(path) else "no such folder"
         raise PluginError(f"cannot load plugins from {path}: {what}")
     return list(_backends.load(path))
+
+
+__all__ = [
+    "PluginCandidate",
+    "PluginError",
+    "PluginInfo",
+    "available",
+    "diagnostics",
+    "load",
+    "load_dir",
+    "names",
+    "package_dir",
+    "unavailable_reason",
+]
+
+__dir__ = _public_dir(__all__)

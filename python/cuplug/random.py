@@ -17,6 +17,7 @@ import operator
 
 import numpy as np
 
+from cuplug._public import public_dir as _public_dir
 from cuplug import _rng
 
 __all__ = ["Generator", "default_rng"]
@@ -67,6 +68,7 @@ class Generator:
 
     @property
     def seed(self) -> int:
+        """The seed, an int in [0, 2**64)."""
         return self._stream.seed
 
     @property
@@ -76,6 +78,7 @@ class Generator:
 
     @property
     def backend(self) -> str | None:
+        """The rng backend drawing the values; None: the selected one at each call."""
         return self._stream.backend
 
     @property
@@ -132,6 +135,19 @@ class Generator:
         return result
 
     def standard_normal(self, size=None, dtype=None, out=None, stream=None):
+        """Normal values of mean 0 and standard deviation 1 (``normal(0, 1, ...)``).
+
+        Parameters
+        ----------
+        size : int | tuple[int, ...], optional
+            The result's shape, in elements; None: one value.
+        dtype : numpy.typing.DTypeLike, optional
+            float32 or float64 (the default).
+        out : GPUArray, optional
+            An array to fill instead of a new one.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self.normal(0.0, 1.0, size, dtype, out, stream)
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=None, out=None, stream=None):
@@ -238,3 +254,5 @@ def default_rng(seed=None, backend=None) -> Generator:
     if isinstance(seed, Generator):
         return seed
     return Generator(seed, backend)
+
+__dir__ = _public_dir(__all__)

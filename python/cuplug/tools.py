@@ -7,6 +7,7 @@ import functools
 import os
 import warnings
 
+from cuplug._public import public_dir as _public_dir
 import cuplug.driver as cuda
 from cuplug._cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
     Argument,
@@ -138,15 +139,47 @@ class DeviceData:
             self.register_allocation_unit = "block"
 
     def align(self, bytes, word_size=4):
+        """``bytes`` rounded up to the coalescing boundary of ``word_size``-byte fetches.
+
+        Parameters
+        ----------
+        bytes : int
+            A size, in bytes.
+        word_size : int
+            Bytes per fetch: 4, 8 or 16.
+        """
         return _int_ceiling(bytes, self.align_bytes(word_size))
 
     def align_dtype(self, elements, dtype_size):
+        """``elements`` rounded up to the coalescing boundary, in elements.
+
+        Parameters
+        ----------
+        elements : int
+            A count of elements.
+        dtype_size : int
+            Bytes per element: 4, 8 or 16.
+        """
         return _int_ceiling(elements, self.align_words(dtype_size))
 
     def align_words(self, word_size):
+        """The coalescing boundary, in ``word_size``-byte words.
+
+        Parameters
+        ----------
+        word_size : int
+            Bytes per word: 4, 8 or 16.
+        """
         return _exact_div(self.align_bytes(word_size), word_size)
 
     def align_bytes(self, word_size=4):
+        """The coalescing boundary, in bytes, for ``word_size``-byte fetches (64 or 128).
+
+        Parameters
+        ----------
+        word_size : int
+            Bytes per fetch: 4, 8 or 16.
+        """
         if word_size == 4:
             return 64
         if word_size in (8, 16):
@@ -154,10 +187,24 @@ class DeviceData:
         raise ValueError(f"no alignment possible for fetches of size {word_size}")
 
     def coalesce(self, thread_count):
+        """``thread_count`` rounded up to a multiple of 16 (a half warp).
+
+        Parameters
+        ----------
+        thread_count : int
+            Threads.
+        """
         return _int_ceiling(thread_count, 16)
 
     @staticmethod
     def make_valid_tex_channel_count(size):
+        """The smallest texture channel count (1, 2 or 4) holding ``size`` channels.
+
+        Parameters
+        ----------
+        size : int
+            Channels wanted.
+        """
         for valid_size in (1, 2, 4):
             if size <= valid_size:
                 return valid_size
@@ -321,3 +368,32 @@ def init_cuda_context_fixture():
 
 
 # }}}
+
+
+__all__ = [
+    "Argument",
+    "DebugMemoryPool",
+    "DeviceData",
+    "DeviceMemoryPool",
+    "OccupancyRecord",
+    "PageLockedAllocator",
+    "PageLockedMemoryPool",
+    "ScalarArg",
+    "TypeNameNotKnown",
+    "VectorArg",
+    "bitlog2",
+    "clear_context_caches",
+    "context_dependent_memoize",
+    "context_dependent_memoized_functions",
+    "dtype_to_ctype",
+    "get_arg_type",
+    "get_default_device",
+    "get_or_register_dtype",
+    "init_cuda_context_fixture",
+    "make_default_context",
+    "mark_cuda_test",
+    "parse_c_arg",
+    "register_dtype",
+]
+
+__dir__ = _public_dir(__all__)

@@ -58,7 +58,8 @@ KINDS = (
     "no_params_doc",
 )
 
-CXX_NAME = re.compile(r"\b(?:cuplug|std|pybind11|py|detail)::\w")
+# (cuda::std::complex<float> is a C++ type users write in kernels: not a leak.)
+CXX_NAME = re.compile(r"(?<![:\w])(?:cuplug|std|pybind11|py|detail)::\w")
 UNNAMED = re.compile(r"\barg\d+\b")
 # A parameter (name: object) or result (-> object) of a pybind11 signature.
 OBJECT_TYPE = re.compile(r"(?::\s*|->\s*|\[|\|\s*)(?:object|handle)\b(?!\.)")
@@ -125,7 +126,8 @@ class Audit:
             self.add("no_all", name)
             public = [n for n in dir(mod) if not n.startswith("_")]
         for attr in dir(mod):
-            if not attr.startswith("_") and attr not in public:
+            # Attributes a module's class computes (cuplug.config.allocator) are not globals.
+            if not attr.startswith("_") and attr not in public and attr in vars(mod):
                 if not self._is_public_submodule(mod, attr):
                     self.add("dir_leak", f"{name}.{attr}")
         for attr in public:
@@ -185,9 +187,11 @@ class Audit:
             and not _split_pybind11_doc(prop.fget.__name__, prop.__doc__)[1]
         ):
             self.add("no_doc", where)
-        for accessor in (prop.fget, prop.fset):
-            if accessor is not None and _is_pybind11_function(accessor):
-                self._pybind11_signatures(where, accessor.__name__, accessor.__doc__)
+        # pybind11 calls a getter's only parameter arg0; help() shows neither signature.
+        if prop.fget is not None and _is_pybind11_function(prop.fget):
+            self._pybind11_signatures(where, prop.fget.__name__, prop.fget.__doc__, getter=True)
+        if prop.fset is not None and _is_pybind11_function(prop.fset):
+            self._pybind11_signatures(where, prop.fset.__name__, prop.fset.__doc__)
         self._leaks(where, prop.__doc__)
 
     def function(self, where: str, func, needs_doc: bool = True) -> None:
@@ -215,11 +219,20 @@ class Audit:
             self.add("no_params_doc", where)
         self._leaks(where, doc)
 
-    def _pybind11_signatures(self, where: str, name: str, doc: str | None) -> None:
+    def _pybind11_signatures(
+        self, where: str, name: str, doc: str | None, getter: bool = False
+    ) -> None:
         for signature in _split_pybind11_doc(name, doc)[0]:
-            if UNNAMED.search(_parameters_of(signature)):
+            params = _parameters_of(signature)
+            if getter:
+                params = re.sub(r"^arg0(?=[:,]|$)", "self", params)
+            if UNNAMED.search(params):
                 self.add("unnamed", where)
-            if OBJECT_TYPE.search(signature[signature.index("(") :]):
+            # A method's self is its class, whatever pybind11 writes for it.
+            typed = re.sub(r"^self: \w+(?:\.\w+)*", "self", params) + signature[
+                signature.index("(") + 1 + len(_parameters_of(signature)) :
+            ]
+            if OBJECT_TYPE.search(typed):
                 self.add("object_arg", where)
 
     def _leaks(self, where: str, text: str | None) -> None:

@@ -52,10 +52,12 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
 
     @property
     def flags(self):
+        """The layout flags (c_contiguous, f_contiguous, forc), as NumPy's ndarray.flags."""
         return ArrayFlags(self)
 
     @property
     def T(self):  # noqa: N802 (NumPy's name)
+        """The transposed view (axes reversed), as NumPy's ndarray.T."""
         return self.transpose()
 
     def __len__(self):

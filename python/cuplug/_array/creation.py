@@ -69,10 +69,36 @@ def empty_like(other_ary, dtype=None, order="K"):
 
 
 def zeros_like(other_ary, dtype=None, order="K", stream=None):
+    """A GPUArray of zeros with the shape of ``other_ary``.
+
+    Parameters
+    ----------
+    other_ary : GPUArray | numpy.ndarray
+        The array whose shape (and dtype, order) the new one takes.
+    dtype : numpy.typing.DTypeLike, optional
+        The element type; None: ``other_ary``'s.
+    order : str
+        'C', 'F', 'A' or 'K' (keep ``other_ary``'s layout), as NumPy's.
+    stream : Stream, optional
+        The stream the fill is ordered on.
+    """
     return empty_like(other_ary, dtype, order).fill(0, stream=stream)
 
 
 def ones_like(other_ary, dtype=None, order="K", stream=None):
+    """A GPUArray of ones with the shape of ``other_ary``.
+
+    Parameters
+    ----------
+    other_ary : GPUArray | numpy.ndarray
+        The array whose shape (and dtype, order) the new one takes.
+    dtype : numpy.typing.DTypeLike, optional
+        The element type; None: ``other_ary``'s.
+    order : str
+        'C', 'F', 'A' or 'K' (keep ``other_ary``'s layout), as NumPy's.
+    stream : Stream, optional
+        The stream the fill is ordered on.
+    """
     return empty_like(other_ary, dtype, order).fill(1, stream=stream)
 
 

@@ -25,10 +25,30 @@ _kernels = {}
 
 
 def transpose(a, axes=None):
+    """A view of ``a`` with its axes permuted (``a.transpose(axes)``).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axes : tuple[int, ...], optional
+        The new order of the axes; None reverses them.
+    """
     return a.transpose(axes)
 
 
 def reshape(a, *shape, **kwargs):
+    """``a`` with a new shape: a view when the memory allows, else a copy (``a.reshape``).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    *shape : int | tuple[int, ...]
+        The new shape, in elements; one entry may be -1.
+    **kwargs
+        ``order``: 'C' or 'F', the index order of the reshape.
+    """
     return a.reshape(*shape, **kwargs)
 
 

@@ -299,10 +299,46 @@ def _subset_minmax(what, subset, a, stream, allocator):
 
 
 def subset_min(subset, a, stream=None, allocator=None):
+    """The smallest of the elements ``a[subset]``.
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Indices (an integer array) of the elements of ``a`` taken into account.
+    a : GPUArray
+        The array.
+    stream : Stream, optional
+        The stream the reduction is ordered on.
+    allocator : callable, optional
+        Allocates the result's memory (bytes -> DeviceAllocation).
+
+    Returns
+    -------
+    GPUArray
+        A 0-d array holding the result.
+    """
     return _subset_minmax("min", subset, a, stream, allocator)
 
 
 def subset_max(subset, a, stream=None, allocator=None):
+    """The largest of the elements ``a[subset]``.
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Indices (an integer array) of the elements of ``a`` taken into account.
+    a : GPUArray
+        The array.
+    stream : Stream, optional
+        The stream the reduction is ordered on.
+    allocator : callable, optional
+        Allocates the result's memory (bytes -> DeviceAllocation).
+
+    Returns
+    -------
+    GPUArray
+        A 0-d array holding the result.
+    """
     return _subset_minmax("max", subset, a, stream, allocator)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 import warnings
 
+from cuplug._public import public_dir as _public_dir
 from cuplug import plugins as _plugins
 
 _reason = _plugins.unavailable_reason("interop")
@@ -78,3 +79,5 @@ __all__ = [
     "map_all",
     "window_support",
 ]
+
+__dir__ = _public_dir(__all__)

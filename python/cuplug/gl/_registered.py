@@ -235,12 +235,15 @@ class BufferObject:
         self._buffer = RegisteredBuffer(handle)
 
     def handle(self):
+        """The GL buffer's name (an int)."""
         return self._buffer.gl_handle()
 
     def unregister(self):
+        """Unregisters the buffer from CUDA."""
         self._buffer.unregister()
 
     def map(self):
+        """Maps the buffer for CUDA; returns a BufferObjectMapping."""
         return BufferObjectMapping(self._buffer.map())
 
 
@@ -251,10 +254,13 @@ class BufferObjectMapping:
         self._mapping = mapping
 
     def unmap(self):
+        """Gives the buffer back to GL."""
         self._mapping.unmap()
 
     def device_ptr(self):
+        """The mapped buffer's device address (an int)."""
         return self._mapping.device_ptr_and_size()[0]
 
     def size(self):
+        """The mapped buffer's size, in bytes."""
         return self._mapping.device_ptr_and_size()[1]

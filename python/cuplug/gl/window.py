@@ -147,6 +147,7 @@ class Window:
 
     @property
     def headless(self):
+        """Whether it is a headless (EGL) context rather than a window."""
         return self._canvas.headless
 
     def describe(self):
@@ -270,6 +271,7 @@ class Window:
         return self._canvas.width, self._canvas.height
 
     def should_close(self):
+        """Whether the user asked the window to close (always False when headless)."""
         return self._canvas.should_close()
 
     def read_pixels(self):

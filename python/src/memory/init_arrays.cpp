@@ -247,7 +247,7 @@ py::class_<Desc> bind_descriptor(py::module_ &m, const char *name, const char *d
   CUPLUG_DESC_SIZE(cls, "height", Height, "Height, in rows (0 for a 1D array).");
   CUPLUG_DESC_SIZE(cls, "num_channels", NumChannels, "Channels per element: 1, 2 or 4.");
   cls.def_property(
-      "format", [](const Desc &d) { return format_object(d.Format); },
+      "format", [](const Desc &d) -> hint::array_format { return format_object(d.Format); },
       field_setter(cls, [](Desc &d, hint::array_format v) { d.Format = format_from(v); }),
       "Each channel's format, an array_format.");
   cls.def("__repr__", [name](const Desc &d) { return describe(d, name); });
@@ -337,11 +337,15 @@ void init_arrays(py::module_ &m) {
       .def(py::init([](const CUDA_ARRAY_DESCRIPTOR &d) {
              return std::make_shared<cuda_array>(checked(d));
            }),
-           py::arg("descriptor"))
+           py::arg("descriptor"),
+           "A 1D or 2D array (cuArrayCreate)." CUPLUG_DOC_PARAMS
+           "descriptor : ArrayDescriptor\n    Its shape and element format.\n")
       .def(py::init([](const CUDA_ARRAY3D_DESCRIPTOR &d) {
              return std::make_shared<cuda_array>(checked(d));
            }),
-           py::arg("descriptor"))
+           py::arg("descriptor"),
+           "A 1D, 2D, 3D or layered array (cuArray3DCreate)." CUPLUG_DOC_PARAMS
+           "descriptor : ArrayDescriptor3D\n    Its shape, element format and flags.\n")
       .def("free", &cuda_array::free, "Destroys the array now (a second call does nothing).")
       .def(
           "get_descriptor",
@@ -373,38 +377,82 @@ void init_arrays(py::module_ &m) {
 
   m.def(
       "memcpy_htoa",
-      [](py::handle ary, py::handle index, py::handle src) {
+      [](const hint::array &ary, const hint::size &index, const hint::host_buffer &src) {
         memcpy_htoa(ary, index, src, nullptr);
       },
       py::arg("ary"), py::arg("index"), py::arg("src"),
-      "Copies a contiguous host buffer into `ary` from byte offset `index`.");
+      "Copies a contiguous host buffer into a CUDA array." CUPLUG_DOC_PARAMS
+      "ary : Array\n    The destination.\n"
+      "index : int\n    Byte offset into the array.\n"
+      "src : collections.abc.Buffer\n    A contiguous host buffer; all its bytes are copied.\n");
   m.def(
       "memcpy_htoa_async",
-      [](py::handle ary, py::handle index, py::handle src, py::handle stream) {
+      [](const hint::array &ary, const hint::size &index, const hint::host_buffer &src,
+         const hint::stream &stream) {
         CUstream s = to_stream(stream);
         memcpy_htoa(ary, index, src, &s);
       },
-      py::arg("ary"), py::arg("index"), py::arg("src"), py::arg("stream") = py::none());
+      py::arg("ary"), py::arg("index"), py::arg("src"), py::arg("stream") = py::none(),
+      "Copies a contiguous host buffer into a CUDA array, ordered on `stream`." CUPLUG_DOC_PARAMS
+      "ary : Array\n    The destination.\n"
+      "index : int\n    Byte offset into the array.\n"
+      "src : collections.abc.Buffer\n    A contiguous (pagelocked, for overlap) host "
+      "buffer.\n" CUPLUG_DOC_STREAM_PARAM);
   m.def(
       "memcpy_atoh",
-      [](py::handle dest, py::handle ary, py::handle index) {
+      [](const hint::host_buffer &dest, const hint::array &ary, const hint::size &index) {
         memcpy_atoh(dest, ary, index, nullptr);
       },
       py::arg("dest"), py::arg("ary"), py::arg("index"),
-      "Fills a writable contiguous host buffer from `ary` at byte offset `index`.");
+      "Fills a writable contiguous host buffer from a CUDA array." CUPLUG_DOC_PARAMS
+      "dest : collections.abc.Buffer\n    The destination; all its bytes are filled.\n"
+      "ary : Array\n    The source.\n"
+      "index : int\n    Byte offset into the array.\n");
   m.def(
       "memcpy_atoh_async",
-      [](py::handle dest, py::handle ary, py::handle index, py::handle stream) {
+      [](const hint::host_buffer &dest, const hint::array &ary, const hint::size &index,
+         const hint::stream &stream) {
         CUstream s = to_stream(stream);
         memcpy_atoh(dest, ary, index, &s);
       },
-      py::arg("dest"), py::arg("ary"), py::arg("index"), py::arg("stream") = py::none());
-  m.def("memcpy_dtoa", &memcpy_dtoa, py::arg("ary"), py::arg("index"), py::arg("src"),
-        py::arg("len"), "Copies `len` bytes of device memory into `ary` at byte `index`.");
-  m.def("memcpy_atod", &memcpy_atod, py::arg("dest"), py::arg("ary"), py::arg("index"),
-        py::arg("len"), "Copies `len` bytes of `ary` from byte `index` to device memory.");
-  m.def("memcpy_atoa", &memcpy_atoa, py::arg("dest"), py::arg("dest_index"), py::arg("src"),
-        py::arg("src_index"), py::arg("len"), "Copies `len` bytes between arrays.");
+      py::arg("dest"), py::arg("ary"), py::arg("index"), py::arg("stream") = py::none(),
+      "Fills a writable contiguous host buffer from a CUDA array, ordered on `stream`."
+      CUPLUG_DOC_PARAMS "dest : collections.abc.Buffer\n    The destination.\n"
+      "ary : Array\n    The source.\n"
+      "index : int\n    Byte offset into the array.\n" CUPLUG_DOC_STREAM_PARAM);
+  m.def(
+      "memcpy_dtoa",
+      [](const hint::array &ary, const hint::size &index, const hint::device_ptr &src,
+         const hint::size &len) { memcpy_dtoa(ary, index, src, len); },
+      py::arg("ary"), py::arg("index"), py::arg("src"), py::arg("len"),
+      "Copies device memory into a CUDA array." CUPLUG_DOC_PARAMS
+      "ary : Array\n    The destination.\n"
+      "index : int\n    Byte offset into the array.\n"
+      "src : DeviceAllocation | int\n    The source.\n"
+      "len : int\n    Bytes to copy.\n");
+  m.def(
+      "memcpy_atod",
+      [](const hint::device_ptr &dest, const hint::array &ary, const hint::size &index,
+         const hint::size &len) { memcpy_atod(dest, ary, index, len); },
+      py::arg("dest"), py::arg("ary"), py::arg("index"), py::arg("len"),
+      "Copies part of a CUDA array to device memory." CUPLUG_DOC_PARAMS
+      "dest : DeviceAllocation | int\n    The destination.\n"
+      "ary : Array\n    The source.\n"
+      "index : int\n    Byte offset into the array.\n"
+      "len : int\n    Bytes to copy.\n");
+  m.def(
+      "memcpy_atoa",
+      [](const hint::array &dest, const hint::size &dest_index, const hint::array &src,
+         const hint::size &src_index,
+         const hint::size &len) { memcpy_atoa(dest, dest_index, src, src_index, len); },
+      py::arg("dest"), py::arg("dest_index"), py::arg("src"), py::arg("src_index"),
+      py::arg("len"),
+      "Copies between two CUDA arrays." CUPLUG_DOC_PARAMS
+      "dest : Array\n    The destination.\n"
+      "dest_index : int\n    Byte offset into the destination.\n"
+      "src : Array\n    The source.\n"
+      "src_index : int\n    Byte offset into the source.\n"
+      "len : int\n    Bytes to copy.\n");
 }
 
 } // namespace cuplug::python

@@ -242,9 +242,10 @@ template <class Cls, class F> py::cpp_function field_setter(const Cls &cls, F &&
       doc)
 #define CUPLUG_MEMORY_TYPE_FIELD(cls, pyname, member, doc)                                         \
   cls.def_property(                                                                                \
-      pyname, [](const copy_type &c) { return memory_type_object(c.desc.member); },                \
+      pyname,                                                                                      \
+      [](const copy_type &c) -> hint::memory_type { return memory_type_object(c.desc.member); },   \
       field_setter(cls,                                                                            \
-                   [](copy_type &c, hint::size v) {                                                \
+                   [](copy_type &c, hint::memory_type v) {                                         \
                      c.desc.member = static_cast<CUmemorytype>(                                    \
                          py::int_(static_cast<py::object &>(v)).template cast<int>());             \
                    }),                                                                             \

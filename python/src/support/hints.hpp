@@ -19,7 +19,7 @@ public:
   hinted(py::object &&o) : py::object(std::move(o)) {} // NOLINT(google-explicit-constructor)
 };
 
-// CUPLUG_HINT(name, "caption") declares hint::name (files may declare their own).
+// CUPLUG_HINT(name, "caption") declares hint::name (inside this namespace).
 #define CUPLUG_HINT(type_name, caption)                                                            \
   struct type_name##_tag {                                                                         \
     static constexpr auto name = py::detail::const_name(caption);                                  \
@@ -46,7 +46,7 @@ CUPLUG_HINT(shape, "int | tuple[int, ...]");
 CUPLUG_HINT(dtype, "numpy.typing.DTypeLike");
 // An array NumPy accepts (its shape and dtype are used).
 CUPLUG_HINT(array_like, "numpy.typing.ArrayLike");
-// A kernel argument format: a struct format string, or None.
+// A str, or None (a name or format that may be unset).
 CUPLUG_HINT(str_or_none, "str | None");
 // A path or folder name.
 CUPLUG_HINT(path, "str | os.PathLike");
@@ -56,6 +56,52 @@ CUPLUG_HINT(kind, "str");
 CUPLUG_HINT(dims, "int | tuple[int, ...]");
 // A graph's dependencies: GraphNodes, or None for none.
 CUPLUG_HINT(nodes, "collections.abc.Sequence[GraphNode] | None");
+// A memory order: "C" (row-major) or "F" (column-major).
+CUPLUG_HINT(order, "str");
+// A pool's upstream: an allocator backend's name, an Allocator, or None for the default.
+CUPLUG_HINT(upstream, "str | Allocator | None");
+// A page-locked pool's allocator.
+CUPLUG_HINT(host_allocator, "PageLockedAllocator | None");
+// A block, grid or cluster shape as read back, or None where unset.
+CUPLUG_HINT(dim3_or_none, "tuple[int, int, int] | None");
+// A block, grid or cluster shape as given: an int or up to three ints, or None.
+CUPLUG_HINT(dims_or_none, "int | tuple[int, ...] | None");
+// A count or number that may be unset.
+CUPLUG_HINT(int_or_none, "int | None");
+// A function_attribute or func_cache member, or its int value.
+CUPLUG_HINT(enum_value, "int");
+// prepare()'s argument types: a struct format, or one type per argument.
+CUPLUG_HINT(arg_types, "str | collections.abc.Sequence");
+// Texture references (always empty: removed in CUDA 12).
+CUPLUG_HINT(texrefs, "list | None");
+// A kernel's parameters: (offset, size) in bytes each, or None where unknown.
+CUPLUG_HINT(param_layout, "list[tuple[int, int]] | None");
+// A callback, or None.
+CUPLUG_HINT(callback, "collections.abc.Callable | None");
+// JIT options: (jit_option, value) pairs, or None.
+CUPLUG_HINT(jit_options, "list[tuple[jit_option, int]] | None");
+// A jit_input_type member or its int value.
+CUPLUG_HINT(jit_input, "jit_input_type | int");
+// A device attribute's value: an int, or a compute_mode for COMPUTE_MODE.
+CUPLUG_HINT(device_attribute_value, "int | compute_mode");
+// A Graph (stream capture's result).
+CUPLUG_HINT(graph, "Graph");
+// An Event (methods returning self).
+CUPLUG_HINT(event, "Event");
+// A memory_type member or its int value.
+CUPLUG_HINT(memory_type, "memory_type | int");
+// A bytearray (built by hand from a C buffer).
+CUPLUG_HINT(bytearray, "bytearray");
+// What a texture object reads.
+CUPLUG_HINT(texture_source, "Array | GPUArray | DeviceAllocation | int");
+// A texture's address modes: one for every dimension, or one per dimension.
+CUPLUG_HINT(address_modes, "address_mode | tuple[address_mode, ...]");
+// A texture's filter mode.
+CUPLUG_HINT(filter_mode, "filter_mode");
+// A texture's border color, or None.
+CUPLUG_HINT(border_color, "tuple[float, float, float, float] | None");
+// A graph node, or a sequence of them.
+CUPLUG_HINT(node_or_nodes, "GraphNode | collections.abc.Sequence[GraphNode]");
 // An array element format: an array_format member or its int value.
 CUPLUG_HINT(array_format, "array_format | int");
 
