@@ -118,7 +118,21 @@ def use(*names: str | None, **kinds_and_options: object) -> dict[str, str]:
     that cannot be created raises its error (PluginError naming it and the cause); nothing
     changes then. Returns the previous selection of the kinds it chose, ``{kind: name}``, so that
     ``cuplug.use(**previous)`` puts it back (``cuplug.using()`` restores exactly, sources and
-    options included)."""
+    options included).
+
+    Parameters
+    ----------
+    allocator, compiler, launcher, rng, interop : str | None
+        The backend name to select for each kind; None keeps the kind's choice.
+    **plugin_options
+        ``<kind>_options={name: value}``: options for the backend chosen for that kind (strings,
+        numbers, booleans).
+
+    Returns
+    -------
+    dict[str, str]
+        The previous selection of the kinds chosen, ``{kind: name}``.
+    """
     args, plugin_options = _split_arguments("cuplug.use()", names, kinds_and_options)
     choices = {kind: name for kind, name in args.items() if name is not None}
     options = _options_by_kind(plugin_options)
@@ -154,7 +168,16 @@ def use(*names: str | None, **kinds_and_options: object) -> dict[str, str]:
 def using(*names: str | None, **kinds_and_options: object) -> Iterator[None]:
     """``with cuplug.using(allocator="pool"):`` chooses backends for the block, then puts the
     explicit choices and options back exactly as they were. The choice is process-wide, not
-    per thread."""
+    per thread.
+
+    Parameters
+    ----------
+    allocator, compiler, launcher, rng, interop : str | None
+        The backend name to select for each kind; None keeps the kind's choice.
+    **plugin_options
+        ``<kind>_options={name: value}``: options for the backend chosen for that kind (strings,
+        numbers, booleans).
+    """
     state = config.snapshot()
     use(*names, **kinds_and_options)
     try:

@@ -71,7 +71,18 @@ class ScalarArg(Argument):
 
 
 def parse_c_arg(c_arg):
-    """ScalarArg or VectorArg of a C declaration such as "const float *x" or "int n"."""
+    """ScalarArg or VectorArg of a C declaration such as "const float *x" or "int n".
+
+    Parameters
+    ----------
+    c_arg : str
+        One C parameter declaration.
+
+    Returns
+    -------
+    ScalarArg | VectorArg
+        The argument.
+    """
     for qualifier in _QUALIFIERS:
         c_arg = c_arg.replace(qualifier, "")
 
@@ -86,7 +97,18 @@ def parse_c_arg(c_arg):
 
 
 def get_arg_type(c_arg):
-    """The struct format character of a C declaration ("P" for pointers)."""
+    """The struct format character of a C declaration ("P" for pointers).
+
+    Parameters
+    ----------
+    c_arg : str
+        One C parameter declaration.
+
+    Returns
+    -------
+    str
+        Its struct format character.
+    """
     return parse_c_arg(c_arg).struct_char
 
 
@@ -98,7 +120,20 @@ def parse_arguments(arguments, taken=KERNEL_NAMES) -> list:
     """VectorArg/ScalarArg list of a C argument list ("float *z, const float *x, int n") or of
     a list of VectorArg/ScalarArg (returned as a list). ValueError naming the bad declaration;
     duplicate names and names the generated kernel uses itself (``taken``, ``cuplug_*``) are
-    refused."""
+    refused.
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        A C argument list, or arguments already parsed.
+    taken : collections.abc.Collection[str]
+        Names the arguments may not have.
+
+    Returns
+    -------
+    list[Argument]
+        The arguments.
+    """
     if isinstance(arguments, str):
         parts = [p.strip() for p in arguments.split(",")]
         if not arguments.strip() or any(not p for p in parts):

@@ -29,7 +29,20 @@ def has_double_support():
 
 @context_dependent_memoize
 def sizeof(type_name, preamble=""):
-    """sizeof(type_name) in device code, after `preamble`: compiles and runs a 1-thread kernel."""
+    """sizeof(type_name) in device code, after `preamble`: compiles and runs a 1-thread kernel.
+
+    Parameters
+    ----------
+    type_name : str
+        A C/C++ type.
+    preamble : str
+        Source before the kernel (includes, typedefs).
+
+    Returns
+    -------
+    int
+        The type's size in device code, in bytes.
+    """
     import cuplug.driver as cuda
     from cuplug.compiler import SourceModule
 

@@ -16,8 +16,8 @@ import random as _random
 
 import numpy as np
 
-from cuplug._public import public_dir as _public_dir
 from cuplug import _core, _rng
+from cuplug._public import public_dir as _public_dir
 
 __all__ = [
     "MRG32k3aRandomNumberGenerator",
@@ -45,7 +45,22 @@ _rand_stream = None
 
 def rand(shape, dtype=np.float32, stream=None):
     """A GPUArray of uniform values in (0, 1] (float32, float64) or random bits (int32,
-    uint32), from the selected rng backend, continuing one process-wide stream."""
+    uint32), from the selected rng backend, continuing one process-wide stream.
+
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The result's shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        float32, float64, int32 or uint32.
+    stream : Stream | None
+        The stream the fill is ordered on.
+
+    Returns
+    -------
+    GPUArray
+        The values.
+    """
     global _rand_stream
     from cuplug import gpuarray
 
@@ -136,7 +151,20 @@ def _default_table(table, count, dtype, width):
 
 def generate_direction_vectors(count, direction=None):
     """cuRAND's Sobol direction vectors for `count` generators: a (count, 32) uint32 GPUArray,
-    (count, 64) uint64 for the 64-bit sets. direction=None means VECTOR_32."""
+    (count, 64) uint64 for the 64-bit sets. direction=None means VECTOR_32.
+
+    Parameters
+    ----------
+    count : int
+        Generators (dimensions).
+    direction : direction_vector_set | None
+        Which set; None: VECTOR_32.
+
+    Returns
+    -------
+    GPUArray
+        The vectors.
+    """
     if direction is None:
         direction = direction_vector_set.VECTOR_32
     try:
@@ -147,24 +175,68 @@ def generate_direction_vectors(count, direction=None):
 
 
 def generate_scramble_constants32(count):
-    """cuRAND's 32-bit scramble constants for `count` generators (uint32 GPUArray)."""
+    """cuRAND's 32-bit scramble constants for `count` generators (uint32 GPUArray).
+
+    Parameters
+    ----------
+    count : int
+        Generators (dimensions).
+
+    Returns
+    -------
+    GPUArray
+        The constants.
+    """
     return _table("scramble32_constants", count, np.uint32, 1)
 
 
 def generate_scramble_constants64(count):
-    """cuRAND's 64-bit scramble constants for `count` generators (uint64 GPUArray)."""
+    """cuRAND's 64-bit scramble constants for `count` generators (uint64 GPUArray).
+
+    Parameters
+    ----------
+    count : int
+        Generators (dimensions).
+
+    Returns
+    -------
+    GPUArray
+        The constants.
+    """
     return _table("scramble64_constants", count, np.uint64, 1)
 
 
 def seed_getter_uniform(n):
-    """An int32 GPUArray of `n` copies of one random seed."""
+    """An int32 GPUArray of `n` copies of one random seed.
+
+    Parameters
+    ----------
+    n : int
+        How many seeds.
+
+    Returns
+    -------
+    GPUArray
+        The seeds.
+    """
     from cuplug import gpuarray
 
     return gpuarray.empty([n], np.int32).fill(_random.randint(0, 2**31 - 1))
 
 
 def seed_getter_unique(n):
-    """An int32 GPUArray of `n` random seeds."""
+    """An int32 GPUArray of `n` random seeds.
+
+    Parameters
+    ----------
+    n : int
+        How many seeds.
+
+    Returns
+    -------
+    GPUArray
+        The seeds.
+    """
     from cuplug import gpuarray
 
     return gpuarray.to_gpu(np.random.randint(0, 2**31 - 1, n).astype(np.int32))
@@ -541,7 +613,15 @@ class _DeviceGenerator:
         self._launch(self._skip_kernels[name + "_array"], stream, self.generator_count, i.gpudata)
 
     def call_skip_ahead(self, i, stream=None):
-        """Moves every generator `i` values on."""
+        """Moves every generator `i` values on.
+
+        Parameters
+        ----------
+        i : int
+            Values to skip.
+        stream : Stream | None
+            The stream the skip is ordered on.
+        """
         self._skip("skip_ahead", i, stream)
 
     def call_skip_ahead_array(self, i, stream=None):
@@ -859,7 +939,16 @@ class PhiloxRandomNumberGenerator:
     _gen = _DeviceGenerator._gen
 
     def call_skip_ahead(self, i, stream=None):
-        """Moves the stream `i` values on."""
+        """Moves the stream `i` values on.
+
+        Parameters
+        ----------
+        i : int
+            Values to skip.
+        stream : Stream | None
+            Ignored: skipping moves the offset on the host.
+        """
         self._stream.restart(self._stream.seed, self._stream.offset + int(i))
+
 
 __dir__ = _public_dir(__all__)

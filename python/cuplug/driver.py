@@ -13,7 +13,6 @@ not to this namespace; tests/python/test_package_structure.py fails when the ext
 public name that is neither listed here nor said to belong elsewhere.
 """
 
-from cuplug._public import public_dir as _public_dir
 from cuplug._arrays import (
     TextureReference,
     bind_array_to_texref,
@@ -152,6 +151,7 @@ from cuplug._core import (
 )
 from cuplug._launch import ArgumentHandler, In, InOut, Out
 from cuplug._memory import from_device, from_device_like, mem_alloc_like, to_device
+from cuplug._public import public_dir as _public_dir
 from cuplug._textures import dtype_to_array_format
 
 __all__ = [
@@ -317,5 +317,6 @@ def set_debugging(flag=True):
     """When set, cuplug.compiler disables its cache, keeps its files and compiles with -g -G."""
     global CUDA_DEBUGGING
     CUDA_DEBUGGING = flag
+
 
 __dir__ = _public_dir(__all__)

@@ -20,9 +20,9 @@ import re
 
 import numpy as np
 
-from cuplug._public import public_dir as _public_dir
 from cuplug._cargs import parse_arguments
 from cuplug._codegen import elementwise as _cg
+from cuplug._public import public_dir as _public_dir
 from cuplug.tools import ScalarArg, VectorArg
 
 __all__ = [
@@ -341,5 +341,6 @@ class ElementwiseKernel:
         raise NotImplementedError(
             "texture references were removed in CUDA 12; pass the array as a vector argument"
         )
+
 
 __dir__ = _public_dir(__all__)

@@ -3,7 +3,6 @@ broadcasting, promotion and strided operands (the work is in cuplug._array)."""
 
 from __future__ import annotations
 
-from cuplug._public import public_dir as _public_dir
 from cuplug._array.core import ArrayFlags, GPUArray
 from cuplug._array.creation import (
     arange,
@@ -66,6 +65,7 @@ from cuplug._array.reductions import (
 from cuplug._array.transfers import to_gpu, to_gpu_async
 from cuplug._array.vec import vec
 from cuplug._core import _array as _core_array
+from cuplug._public import public_dir as _public_dir
 
 __all__ = [
     "all",
@@ -151,5 +151,6 @@ def splay(n, dev=None):
 def _allocator_name():
     """The allocator backend arrays use now (a caching pool unless one was chosen)."""
     return _core_array.allocator_name()
+
 
 __dir__ = _public_dir(__all__)

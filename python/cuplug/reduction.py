@@ -3,9 +3,9 @@ reductions (the work is in cuplug._array.reduction_kernels and cuplug._codegen.r
 
 from __future__ import annotations
 
-from cuplug._public import public_dir as _public_dir
 from cuplug._array import reduction_kernels as _impl
 from cuplug._array.reduction_kernels import *  # noqa: F403 - the module's public names
+from cuplug._public import public_dir as _public_dir
 
 __all__ = list(_impl.__all__)
 

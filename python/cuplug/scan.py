@@ -3,9 +3,9 @@ GenericScanKernel (the work is in cuplug._array.scan_kernels and cuplug._codegen
 
 from __future__ import annotations
 
-from cuplug._public import public_dir as _public_dir
 from cuplug._array import scan_kernels as _impl
 from cuplug._array.scan_kernels import *  # noqa: F403 - the module's public names
+from cuplug._public import public_dir as _public_dir
 
 __all__ = list(_impl.__all__)
 

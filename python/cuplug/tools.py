@@ -7,7 +7,6 @@ import functools
 import os
 import warnings
 
-from cuplug._public import public_dir as _public_dir
 import cuplug.driver as cuda
 from cuplug._cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
     Argument,
@@ -23,6 +22,7 @@ from cuplug._pools import (  # noqa: F401  (PyCUDA's pycuda.tools re-exports the
     PageLockedMemoryPool,
     bitlog2,
 )
+from cuplug._public import public_dir as _public_dir
 
 # {{{ default device / context
 
@@ -45,7 +45,18 @@ def _configured_device_number():
 
 
 def get_default_device(default=0):
-    """Deprecated: the Device named by $CUDA_DEVICE or ~/.cuda_device, else Device(default)."""
+    """Deprecated: the Device named by $CUDA_DEVICE or ~/.cuda_device, else Device(default).
+
+    Parameters
+    ----------
+    default : int
+        The device number when neither ``$CUDA_DEVICE`` nor ``~/.cuda_device`` gives one.
+
+    Returns
+    -------
+    Device
+        The device.
+    """
     warnings.warn(
         "get_default_device() is deprecated; use make_default_context() instead",
         DeprecationWarning,
@@ -57,7 +68,18 @@ def get_default_device(default=0):
 
 def make_default_context(ctx_maker=None):
     """A context on the device named by $CUDA_DEVICE or ~/.cuda_device, else on the first
-    device where ``ctx_maker(dev)`` (default: ``dev.make_context()``) succeeds."""
+    device where ``ctx_maker(dev)`` (default: ``dev.make_context()``) succeeds.
+
+    Parameters
+    ----------
+    ctx_maker : collections.abc.Callable | None
+        Makes a context from a Device; None: ``Device.make_context``.
+
+    Returns
+    -------
+    Context
+        The new context, pushed.
+    """
     if ctx_maker is None:
 
         def ctx_maker(dev):
@@ -274,7 +296,18 @@ context_dependent_memoized_functions = []
 
 
 def context_dependent_memoize(func):
-    """Caches func's results per current context and per arguments (kwargs included)."""
+    """Caches func's results per current context and per arguments (kwargs included).
+
+    Parameters
+    ----------
+    func : collections.abc.Callable
+        The function to cache.
+
+    Returns
+    -------
+    collections.abc.Callable
+        The caching wrapper.
+    """
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -336,7 +369,18 @@ def _finish_context(ctx):
 
 
 def mark_cuda_test(inner_f):
-    """Runs the test in a fresh default context, popped afterwards; marked `gpu` for pytest."""
+    """Runs the test in a fresh default context, popped afterwards; marked `gpu` for pytest.
+
+    Parameters
+    ----------
+    inner_f : collections.abc.Callable
+        A test function.
+
+    Returns
+    -------
+    collections.abc.Callable
+        The test run in a fresh context.
+    """
 
     @functools.wraps(inner_f)
     def f(*args, **kwargs):

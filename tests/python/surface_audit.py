@@ -138,9 +138,7 @@ class Audit:
                     self.add("foreign", where)
                 continue
             owner = getattr(obj, "__module__", None) or ""
-            if (inspect.isfunction(obj) or inspect.isclass(obj)) and not owner.startswith(
-                "cuplug"
-            ):
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and not owner.startswith("cuplug"):
                 self.add("foreign", where)
                 continue
             self.member(where, obj)
@@ -229,9 +227,10 @@ class Audit:
             if UNNAMED.search(params):
                 self.add("unnamed", where)
             # A method's self is its class, whatever pybind11 writes for it.
-            typed = re.sub(r"^self: \w+(?:\.\w+)*", "self", params) + signature[
-                signature.index("(") + 1 + len(_parameters_of(signature)) :
-            ]
+            typed = (
+                re.sub(r"^self: \w+(?:\.\w+)*", "self", params)
+                + signature[signature.index("(") + 1 + len(_parameters_of(signature)) :]
+            )
             if OBJECT_TYPE.search(typed):
                 self.add("object_arg", where)
 

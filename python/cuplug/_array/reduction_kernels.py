@@ -353,7 +353,20 @@ _FLOAT_INFINITY = {
 
 
 def get_minmax_neutral(what, dtype):
-    """The C expression of min's (max's) identity for dtype: its largest (smallest) value."""
+    """The C expression of min's (max's) identity for dtype: its largest (smallest) value.
+
+    Parameters
+    ----------
+    what : str
+        'min' or 'max'.
+    dtype : numpy.typing.DTypeLike
+        The element type.
+
+    Returns
+    -------
+    str
+        The C expression.
+    """
     dtype = np.dtype(dtype)
     if what not in ("min", "max"):
         raise ValueError(f"what must be 'min' or 'max', got {what!r}")

@@ -20,8 +20,8 @@ from __future__ import annotations
 import enum
 import warnings
 
-from cuplug._public import public_dir as _public_dir
 from cuplug import plugins as _plugins
+from cuplug._public import public_dir as _public_dir
 
 _reason = _plugins.unavailable_reason("interop")
 if _reason is not None:
