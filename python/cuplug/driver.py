@@ -314,7 +314,13 @@ CUDA_DEBUGGING = False
 
 
 def set_debugging(flag=True):
-    """When set, cuplug.compiler disables its cache, keeps its files and compiles with -g -G."""
+    """When set, cuplug.compiler disables its cache, keeps its files and compiles with -g -G.
+
+    Parameters
+    ----------
+    flag : bool
+        True turns kernel debugging on, False off.
+    """
     global CUDA_DEBUGGING
     CUDA_DEBUGGING = flag
 

@@ -76,7 +76,32 @@ def get_elwise_module(
     after_loop="",
 ):
     """A SourceModule with kernel ``name(<arguments>, unsigned long long n)`` running the
-    operation for i in [0, n) over contiguous vectors (grid-stride loop)."""
+    operation for i in [0, n) over contiguous vectors (grid-stride loop).
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        The C argument list ("float *z, const float *x") or parsed arguments.
+    operation : str
+        The C statement(s) run for each index ``i``.
+    name : str
+        The kernel's name.
+    keep : bool
+        Keep the compiler's files.
+    options : list[str] | None
+        Compiler options.
+    preamble : str
+        Source before the kernel.
+    loop_prep : str
+        Statements before the loop.
+    after_loop : str
+        Statements after it.
+
+    Returns
+    -------
+    SourceModule
+        The compiled module.
+    """
     _check_name(name)
     source, _ = _module_source(
         parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, False
@@ -95,7 +120,32 @@ def get_elwise_range_module(
     after_loop="",
 ):
     """As get_elwise_module, the kernel taking ``n, start, stop, step`` after the arguments and
-    running i = start, start + step, ... before stop (negative steps too)."""
+    running i = start, start + step, ... before stop (negative steps too).
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        The C argument list ("float *z, const float *x") or parsed arguments.
+    operation : str
+        The C statement(s) run for each index ``i``.
+    name : str
+        The kernel's name.
+    keep : bool
+        Keep the compiler's files.
+    options : list[str] | None
+        Compiler options.
+    preamble : str
+        Source before the kernel.
+    loop_prep : str
+        Statements before the loop.
+    after_loop : str
+        Statements after it.
+
+    Returns
+    -------
+    SourceModule
+        The compiled module.
+    """
     _check_name(name)
     source, _ = _module_source(
         parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, True
@@ -118,7 +168,30 @@ def get_elwise_kernel_and_types(
     arguments, operation, name="kernel", keep=False, options=None, use_range=False, **kwargs
 ):
     """(module, prepared function, arguments): the arguments list ends with the ScalarArgs the
-    kernel takes after the user's (n; and start, stop, step for ranges)."""
+    kernel takes after the user's (n; and start, stop, step for ranges).
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        The C argument list ("float *z, const float *x") or parsed arguments.
+    operation : str
+        The C statement(s) run for each index ``i``.
+    name : str
+        The kernel's name.
+    keep : bool
+        Keep the compiler's files.
+    options : list[str] | None
+        Compiler options.
+    use_range : bool
+        The range form (start, stop, step).
+    **kwargs
+        preamble, loop_prep, after_loop.
+
+    Returns
+    -------
+    tuple[SourceModule, Function, list[Argument]]
+        The module, its prepared kernel and its full argument list.
+    """
     _check_kwargs(kwargs, "get_elwise_kernel_and_types")
     _check_name(name)
     arguments = parse_arguments(arguments)
@@ -139,7 +212,28 @@ def get_elwise_kernel_and_types(
 
 
 def get_elwise_kernel(arguments, operation, name="kernel", keep=False, options=None, **kwargs):
-    """The prepared function of get_elwise_kernel_and_types."""
+    """The prepared function of get_elwise_kernel_and_types.
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        The C argument list ("float *z, const float *x") or parsed arguments.
+    operation : str
+        The C statement(s) run for each index ``i``.
+    name : str
+        The kernel's name.
+    keep : bool
+        Keep the compiler's files.
+    options : list[str] | None
+        Compiler options.
+    **kwargs
+        As get_elwise_kernel_and_types.
+
+    Returns
+    -------
+    Function
+        The prepared kernel.
+    """
     _mod, func, _args = get_elwise_kernel_and_types(
         arguments, operation, name, keep, options, **kwargs
     )

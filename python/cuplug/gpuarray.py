@@ -130,7 +130,20 @@ __all__ = [
 
 
 def splay(n, dev=None):
-    """PyCUDA's launch geometry for n elements: (grid, block) for a grid-stride loop."""
+    """PyCUDA's launch geometry for n elements: (grid, block) for a grid-stride loop.
+
+    Parameters
+    ----------
+    n : int
+        Elements to cover.
+    dev : Device | None
+        The device; None: the current context's.
+
+    Returns
+    -------
+    tuple[tuple[int, int], tuple[int, int, int]]
+        (grid, block): blocks and threads per block.
+    """
     from cuplug import driver
 
     if dev is None:

@@ -106,7 +106,15 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         return (to_gpu, (self.get(),))
 
     def bind_to_texref(self, texref, allow_offset=False):
-        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12."""
+        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12.
+
+        Parameters
+        ----------
+        texref : object
+            Ignored.
+        allow_offset : bool
+            Ignored.
+        """
         raise _core.NotSupportedError(
             "GPUArray.bind_to_texref: texture references were removed in CUDA 12; pass the "
             "array to a kernel (it reads it directly) or create a texture object"
@@ -120,7 +128,15 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         allow_complex_hack=False,
         allow_offset=False,
     ):
-        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12."""
+        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12.
+
+        Parameters
+        ----------
+        texref : object
+            Ignored.
+        channels, allow_double_hack, allow_complex_hack, allow_offset
+            Ignored.
+        """
         self.bind_to_texref(texref, allow_offset)
 
     def __iter__(self):

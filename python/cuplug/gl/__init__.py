@@ -60,7 +60,20 @@ def init():
 
 def make_context(dev, flags=0):
     """A new context on ``dev``, pushed (PyCUDA's ``cuGLCtxCreate``, which CUDA deprecated: an
-    ordinary context shares GL objects just as well, so that is what this makes)."""
+    ordinary context shares GL objects just as well, so that is what this makes).
+
+    Parameters
+    ----------
+    dev : Device
+        The device.
+    flags : int
+        ctx_flags, or-ed.
+
+    Returns
+    -------
+    Context
+        The new context, pushed.
+    """
     return dev.make_context(flags)
 
 
