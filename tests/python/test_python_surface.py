@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -185,3 +186,54 @@ def test_walk_packages_imports_every_module():
             continue  # no driver or no device here: cuplug says which
         unexpected[name] = error
     assert unexpected == {}
+
+
+def _runpath(library: pathlib.Path) -> list[str]:
+    """The DT_RUNPATH / DT_RPATH entries of an ELF file (readelf -d)."""
+    out = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "(RUNPATH)" in line or "(RPATH)" in line:
+            return line.split("[", 1)[1].rstrip("]").split(":")
+    return []
+
+
+def test_extension_and_plugins_find_the_core_through_origin():
+    """The extension looks in $ORIGIN/lib and the plugins in $ORIGIN/../lib (build tree and
+    wheel alike), so the package works wherever it is copied."""
+    if not shutil.which("readelf"):
+        pytest.skip("readelf (binutils) is not installed")
+    package = pathlib.Path(cuplug.__file__).parent
+    assert _runpath(pathlib.Path(cuplug._core.__file__))[0] == "$ORIGIN/lib"
+    plugins = sorted((package / "plugins").glob("lib*.so"))
+    assert plugins
+    for plugin in plugins:
+        assert "$ORIGIN/../lib" in _runpath(plugin), plugin.name
+
+
+def test_cmake_install_layout_imports_and_finds_its_plugins(tmp_path):
+    """A plain CMake install (<prefix>/cuplug, <prefix>/lib/libcuplug_core.so,
+    <prefix>/lib/cuplug/plugins) imports from the prefix alone and loads its own plugins."""
+    build = os.environ.get("CUPLUG_BUILD_DIR")
+    if not build or not shutil.which("cmake"):
+        pytest.skip("needs CUPLUG_BUILD_DIR (tools/test.sh sets it) and cmake")
+    proc = subprocess.run(
+        ["cmake", "--install", build, "--prefix", str(tmp_path)], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"cmake --install {build} failed (a partial build?): {proc.stderr[-300:]}")
+    libdir = next(p for p in (tmp_path / "lib", tmp_path / "lib64") if p.is_dir())
+    assert (libdir / "libcuplug_core.so").is_file()
+    assert not (tmp_path / "cuplug" / "libcuplug_core.so").exists()
+    code = (
+        "import cuplug, cuplug.plugins as p; print(p.package_dir()); "
+        "print(sorted(i.name for i in p.available('allocator')))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUPLUG_PLUGIN")}
+    env.update(PYTHONPATH=str(tmp_path), CUPLUG_CONFIG="")
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert run.returncode == 0, run.stderr
+    folder, allocators = run.stdout.splitlines()[:2]
+    assert pathlib.Path(folder) == libdir / "cuplug" / "plugins"
+    assert "device" in allocators

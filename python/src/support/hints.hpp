@@ -59,7 +59,7 @@ CUPLUG_HINT(nodes, "collections.abc.Sequence[GraphNode] | None");
 // A memory order: "C" (row-major) or "F" (column-major).
 CUPLUG_HINT(order, "str");
 // A pool's upstream: an allocator backend's name, an Allocator, or None for the default.
-CUPLUG_HINT(upstream, "str | Allocator | None");
+CUPLUG_HINT(upstream, "str | cuplug.memory.Allocator | None");
 // A page-locked pool's allocator.
 CUPLUG_HINT(host_allocator, "PageLockedAllocator | None");
 // A block, grid or cluster shape as read back, or None where unset.
@@ -93,7 +93,7 @@ CUPLUG_HINT(memory_type, "memory_type | int");
 // A bytearray (built by hand from a C buffer).
 CUPLUG_HINT(bytearray, "bytearray");
 // What a texture object reads.
-CUPLUG_HINT(texture_source, "Array | GPUArray | DeviceAllocation | int");
+CUPLUG_HINT(texture_source, "Array | cuplug.gpuarray.GPUArray | DeviceAllocation | int");
 // A texture's address modes: one for every dimension, or one per dimension.
 CUPLUG_HINT(address_modes, "address_mode | tuple[address_mode, ...]");
 // A texture's filter mode.
