@@ -198,7 +198,9 @@ class Audit:
         if _is_pybind11_function(func):
             signatures, text = _split_pybind11_doc(func.__name__, doc)
             self._pybind11_signatures(where, func.__name__, doc)
-            params = any(_parameters_of(s).replace("self", "").strip(" ,") for s in signatures)
+            params = any(
+                re.sub(r"^self(?::[^,]*)?,?", "", _parameters_of(s)).strip() for s in signatures
+            )
         else:
             text = inspect.getdoc(func) or ""
             try:

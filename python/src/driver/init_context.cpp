@@ -168,7 +168,9 @@ void init_context(py::module_ &m) {
           "make_context",
           [](const device &dev, unsigned flags) { return context::create(dev.handle, flags); },
           py::arg("flags") = 0,
-          "Creates a context on this device; it becomes current (pushed on this thread's stack).")
+          "Creates a context on this device; it becomes current (pushed on this thread's stack)."
+          CUPLUG_DOC_PARAMS "flags : int\n    ctx_flags, or-ed.\n" CUPLUG_DOC_RETURNS
+          "Context\n    The new context.\n")
       .def(
           "retain_primary_context",
           [](const device &dev) { return context::retain_primary(dev.handle); },

@@ -72,7 +72,8 @@ py::object device_getattr(py::object self, const py::str &name) {
 void init_device(py::module_ &m) {
   m.def(
       "init", [](unsigned flags) { CUPLUG_CALL_NOGIL(cuInit, flags); }, py::arg("flags") = 0,
-      "Initialises the driver (cuInit). Idempotent; call before anything else.");
+      "Initialises the driver (cuInit). Idempotent; call before anything else."
+      CUPLUG_DOC_PARAMS "flags : int\n    Must be 0.\n");
   m.def(
       "get_version",
       [] {

@@ -349,24 +349,44 @@ void init_graphs(py::module_ &m) {
             CUPLUG_CALL(cuGraphKernelNodeSetParams, n.handle, &packed.params);
             n.owner->keep(args);
           },
-          "New arguments (and block=, grid=, shared=, function=) for this kernel node of its "
-          "Graph; executable graphs made before keep the old ones (see GraphExec).");
+          "New arguments for this kernel node of its Graph; executable graphs made before keep "
+          "the old ones (see GraphExec)." CUPLUG_DOC_PARAMS
+          "*args\n    The kernel's new arguments.\n"
+          "**kwargs\n    block=, grid=, shared= (bytes), function=: what else changes.\n");
 
   graph_class.def(py::init([] { return std::make_shared<graph>(); }), "An empty graph.")
       .def("add_kernel_node", &add_kernel_node, py::arg("function"),
-           "add_kernel_node(function, *args, block, grid=(1, 1), shared=0, dependencies=None): "
-           "a launch of `function` with `args` packed as its __call__ (or prepared_call, when "
-           "prepared) would pack them.")
+           "A kernel launch: g.add_kernel_node(function, *args, block, grid=(1, 1), shared=0, "
+           "dependencies=None)." CUPLUG_DOC_PARAMS
+           "function : Function\n    The kernel.\n"
+           "*args\n    Its arguments, packed as its __call__ (or prepared_call, when prepared) "
+           "would pack them.\n"
+           "block, grid : tuple[int, ...]\n    Threads per block and blocks per grid.\n"
+           "shared : int\n    Dynamic shared memory per block, in bytes.\n" "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits for.\n" CUPLUG_DOC_RETURNS
+           "GraphNode\n    The node.\n")
       .def("add_memcpy_node", &add_memcpy_node, py::arg("dest"), py::arg("src") = py::none(),
            py::arg("size") = py::none(), py::arg("dependencies") = py::none(),
-           "A 1D copy between host buffers and device memory (size defaults to the smaller "
-           "known size), or the copy a Memcpy3D describes (passed as `dest` alone).")
+           "A 1D copy between host buffers and device memory, or the copy a Memcpy3D describes."
+           CUPLUG_DOC_PARAMS "dest : DeviceAllocation | int | collections.abc.Buffer | "
+           "Memcpy3D\n    The destination, or a Memcpy3D alone.\n"
+           "src : DeviceAllocation | int | collections.abc.Buffer | None\n    The source.\n"
+           "size : int | None\n    Bytes; None: the smaller known size.\n" "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits for.\n" CUPLUG_DOC_RETURNS
+           "GraphNode\n    The node.\n")
       .def("add_memset_node", &add_memset_node, py::arg("dest"), py::arg("value"), py::arg("width"),
            py::arg("element_size") = 4, py::arg("height") = 1, py::arg("pitch") = py::none(),
            py::arg("dependencies") = py::none(),
-           "Fills `height` rows of `width` elements of `element_size` bytes (1, 2 or 4).")
+           "Fills `height` rows of `width` elements." CUPLUG_DOC_PARAMS
+           "dest : DeviceAllocation | int\n    The first row.\n"
+           "value : int\n    Each element's value.\n"
+           "width : int\n    Elements per row.\n"
+           "element_size : int\n    Bytes per element: 1, 2 or 4.\n"
+           "height : int\n    Rows.\n"
+           "pitch : int | None\n    Bytes from one row to the next; None: width * element_size.\n"
+           "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits for.\n" CUPLUG_DOC_RETURNS "GraphNode\n    The node.\n")
       .def("add_host_node", &add_host_node, py::arg("fn"), py::arg("dependencies") = py::none(),
-           "Calls fn() (no CUDA calls in it) when the graph reaches the node.")
+           "Calls fn() (no CUDA calls in it) when the graph reaches the node." CUPLUG_DOC_PARAMS
+           "fn : collections.abc.Callable[[], None]\n    The host function.\n" "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits for.\n"
+           CUPLUG_DOC_RETURNS "GraphNode\n    The node.\n")
       .def(
           "add_empty_node",
           [](const graph_ptr &g, const hint::nodes &deps) {
@@ -476,7 +496,8 @@ void init_graphs(py::module_ &m) {
             e.keep_graph(g);
           },
           py::arg("graph"),
-          "Takes the parameters of `graph`, which must have the same nodes and edges.")
+          "Takes the parameters of `graph`, which must have the same nodes and edges."
+          CUPLUG_DOC_PARAMS "graph : Graph\n    The changed graph.\n")
       .def(
           "set_kernel_node_params",
           [](graph_exec &e, graph_node &node, py::args args, py::kwargs kwargs) {
@@ -489,8 +510,10 @@ void init_graphs(py::module_ &m) {
             e.keep(args);
           },
           py::arg("node"),
-          "set_kernel_node_params(node, *args, block=None, grid=None, shared=None, "
-          "function=None): new arguments for a kernel node of this executable graph only.")
+          "New arguments for a kernel node of this executable graph only." CUPLUG_DOC_PARAMS
+          "node : GraphNode\n    A kernel node of the graph it was made from.\n"
+          "*args\n    The kernel's new arguments.\n"
+          "**kwargs\n    block=, grid=, shared= (bytes), function=: what else changes.\n")
       .def_property_readonly(
           "handle", [](const graph_exec &e) { return reinterpret_cast<std::uintptr_t>(e.handle()); },
           "The CUgraphExec as an int.");

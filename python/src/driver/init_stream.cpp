@@ -168,13 +168,15 @@ void init_stream(py::module_ &m) {
       .def("synchronize", &stream::synchronize, "Waits until the stream's work is done.")
       .def("is_done", &stream::is_done, "Whether the stream's work is done, without waiting.")
       .def("wait_for_event", &stream::wait_for_event, py::arg("event"),
-           "Makes later work on this stream wait for `event`.")
+           "Makes later work on this stream wait for `event` (cuStreamWaitEvent)."
+           CUPLUG_DOC_PARAMS "event : Event\n    A recorded event.\n")
       .def_property_readonly("priority", &stream::priority,
                              "The stream's priority (lower numbers are scheduled first).")
       .def("begin_capture", &stream::begin_capture,
            py::arg_v("mode", CU_STREAM_CAPTURE_MODE_GLOBAL, "capture_mode.GLOBAL"),
            "Starts recording work issued to this stream into a graph (beyond PyCUDA); kernel "
-           "__call__ / prepared_async_call launches on it are recorded, not run.")
+           "__call__ / prepared_async_call launches on it are recorded, not run." CUPLUG_DOC_PARAMS
+           "mode : capture_mode\n    Which other threads' unsafe calls the capture forbids.\n")
       .def("end_capture", [](stream &s) -> hint::graph { return s.end_capture(); },
            "Stops capturing and returns the recorded Graph. The memory and objects the recorded "
            "work uses must stay alive while the graph may run.")
@@ -224,7 +226,10 @@ void init_stream(py::module_ &m) {
           [](const py::buffer &data) {
             return std::make_unique<event>(ipc_event_handle_from(data));
           },
-          py::arg("handle"), "Opens another process's event in the current context.")
+          py::arg("handle"),
+          "Opens another process's event in the current context." CUPLUG_DOC_PARAMS
+          "handle : collections.abc.Buffer\n    The 64 bytes ipc_handle() gave in the other "
+          "process.\n" CUPLUG_DOC_RETURNS "Event\n    The event.\n")
       .def_property_readonly(
           "handle", [](const event &e) { return as_int(e.handle()); }, "The CUevent as an int.");
 }

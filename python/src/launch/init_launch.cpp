@@ -18,6 +18,12 @@
 #include <vector>
 
 namespace cuplug::python {
+namespace hint {
+// A kernel (methods returning self).
+CUPLUG_HINT(function, "Function");
+// prepared_timed_call's result: call it for the kernel's run time in seconds.
+CUPLUG_HINT(timer, "collections.abc.Callable[[], float]");
+} // namespace hint
 namespace {
 
 // ---- attributes ---------------------------------------------------------------------------------
@@ -93,7 +99,8 @@ void init_launch(py::module_ &m) {
 
   cls.def(
          "prepare",
-         [](py::object self, const hint::arg_types &arg_types, const hint::texrefs &texrefs) {
+         [](const hint::function &self, const hint::arg_types &arg_types,
+            const hint::texrefs &texrefs) -> hint::function {
            if (!texrefs.is_none() && truthy(texrefs.ptr()))
              throw not_supported("prepare: texrefs: texture references were removed in CUDA "
                                  "12; use texture objects passed as kernel arguments");
@@ -111,7 +118,10 @@ void init_launch(py::module_ &m) {
          "pointer; a str is a whole struct format.\n"
          "texrefs : list | None\n    Must be empty: texture references were removed in CUDA "
          "12.\n" CUPLUG_DOC_RETURNS "Function\n    self.\n")
-      .def("prepared_timed_call", &prepared_timed_call,
+      .def("prepared_timed_call",
+           [](const hint::function &self, py::args args, py::kwargs kwargs) -> hint::timer {
+             return prepared_timed_call(self, std::move(args), std::move(kwargs));
+           },
            "Launches the prepared kernel between two events on the default stream: "
            "f.prepared_timed_call(grid, block, *args, shared_size=0)." CUPLUG_DOC_PARAMS
            "*args\n    grid (blocks per dimension), block (threads per dimension), then the "
@@ -228,7 +238,7 @@ void init_launch(py::module_ &m) {
           py::arg("grid"), py::arg("block"), py::arg("arg_buf"), py::arg("shared") = 0,
           py::arg("stream") = py::none(), "PyCUDA's internal launch with a packed buffer.")
       .def_property(
-          "texrefs", [](const function &self) { return self.texrefs; },
+          "texrefs", [](const function &self) -> hint::texrefs { return self.texrefs; },
           py::cpp_function(
               [](function &self, const hint::texrefs &value) { self.texrefs = value; },
               py::is_method(cls), py::arg("value")),
@@ -248,7 +258,9 @@ void init_launch(py::module_ &m) {
             CUfunction f = self->get_launcher().get_function(handle, name);
             return std::make_shared<function>(self, f, name);
           },
-          py::arg("name"), "A new Function for the kernel `name`; it keeps this module alive.");
+          py::arg("name"),
+          "A new Function for a kernel; it keeps this module alive." CUPLUG_DOC_PARAMS
+          "name : str\n    The kernel's (mangled, unless extern \"C\") name.\n");
 }
 
 } // namespace cuplug::python

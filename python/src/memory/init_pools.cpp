@@ -356,8 +356,9 @@ PyObject *pooled_free(PyObject *self, PyObject *) noexcept {
 PyMethodDef allocate_def = {
     "allocate", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&pool_allocate)),
     METH_FASTCALL | METH_KEYWORDS,
-    "allocate($self, /, size, stream=None)\n--\n\nA PooledDeviceAllocation of `size` bytes, for "
-    "work on `stream`."};
+    "allocate($self, /, size, stream=None)\n--\n\nA block of the pool." CUPLUG_DOC_PARAMS
+    "size : int\n    Bytes.\n" CUPLUG_DOC_STREAM_PARAM CUPLUG_DOC_RETURNS
+    "PooledDeviceAllocation\n    The block; freeing or dropping it gives it back to the pool.\n"};
 PyMethodDef call_def = {
     "__call__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&pool_allocate)),
     METH_FASTCALL | METH_KEYWORDS,

@@ -340,7 +340,7 @@ void init_python_allocators(py::module_ &m) {
       .def(py::init<>(), "The base of a Python-defined allocator backend.")
       .def(
           "allocate",
-          [](allocator &a, const hint::size &nbytes, const hint::stream &stream) {
+          [](allocator &a, const hint::size &nbytes, const hint::stream_public &stream) {
             return a.allocate(to_size(nbytes, "allocate: nbytes"), to_stream(stream));
           },
           py::arg("nbytes"), py::arg("stream") = py::none(),
@@ -350,7 +350,7 @@ void init_python_allocators(py::module_ &m) {
       .def(
           "deallocate",
           [](allocator &a, const hint::size &ptr, const hint::size &nbytes,
-             const hint::stream &stream) {
+             const hint::stream_public &stream) {
             a.deallocate(to_size(ptr, "deallocate: ptr"), to_size(nbytes, "deallocate: nbytes"),
                          to_stream(stream));
           },

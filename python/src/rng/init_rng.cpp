@@ -106,8 +106,8 @@ void init_rng(py::module_ &m) {
       .def(
           "generate",
           [](rng &g, const std::string &distribution, const std::string &dtype,
-             const hint::device_ptr &out, const hint::size &count, double mean, double stddev,
-             double lam, const hint::stream &stream) {
+             const hint::device_ptr_public &out, const hint::size &count, double mean, double stddev,
+             double lam, const hint::stream_public &stream) {
             const rng_distribution d = parse(distribution, distributions, "distribution");
             const rng_dtype t = parse(dtype, dtypes, "dtype");
             const device_ptr ptr = to_devptr(out);

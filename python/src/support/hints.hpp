@@ -30,8 +30,12 @@ public:
 CUPLUG_HINT(stream, "Stream | None");
 // Device memory: a DeviceAllocation (kept alive while used), or an address as an int.
 CUPLUG_HINT(device_ptr, "DeviceAllocation | int");
-// Host memory: any object exporting the buffer protocol (a NumPy array, bytes, bytearray...).
-CUPLUG_HINT(host_buffer, "collections.abc.Buffer");
+// Host memory: any object exporting the buffer protocol (a NumPy array, bytes, bytearray...),
+// named as pybind11 names py::buffer (typing_extensions.Buffer before Python 3.12).
+CUPLUG_HINT(host_buffer, PYBIND11_BUFFER_TYPE_HINT);
+// The same, for bindings in cuplug._core's submodules, where the driver's names are not in scope.
+CUPLUG_HINT(stream_public, "cuplug.driver.Stream | None");
+CUPLUG_HINT(device_ptr_public, "cuplug.driver.DeviceAllocation | int");
 // A count of bytes or elements: an int or a NumPy integer.
 CUPLUG_HINT(size, "int");
 // A context, or None for the current one.
