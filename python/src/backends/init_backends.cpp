@@ -75,76 +75,86 @@ void bind_plugin_candidate(py::module_ &m) {
                     "Why it was rejected, or which file it duplicates; empty when loaded.")
       .def_readonly("has_manifest", &plugin_candidate::has_manifest,
                     "Whether a plugin manifest was read from it (the fields below need one).")
-      .def_property_readonly("name",
-                             [](const plugin_candidate &c) -> hint::str_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.name));
-                             },
-                             "The backend name in its manifest (None without a manifest).")
-      .def_property_readonly("kind",
-                             [](const plugin_candidate &c) -> hint::str_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(manifest_kind_string(c.manifest.kind));
-                             },
-                             "The kind in its manifest (None without a manifest).")
-      .def_property_readonly("abi_tag",
-                             [](const plugin_candidate &c) -> hint::str_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.abi_tag));
-                             },
-                             "The platform / C++ ABI tag in its manifest (None without a manifest).")
-      .def_property_readonly("abi_major",
-                             [](const plugin_candidate &c) -> hint::int_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::int_(c.manifest.abi_major);
-                             },
-                             "The plugin ABI major version in its manifest (None without a manifest).")
-      .def_property_readonly("interface_version",
-                             [](const plugin_candidate &c) -> hint::int_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::int_(c.manifest.interface_version);
-                             },
-                             "The interface version in its manifest (None without a manifest).")
-      .def_property_readonly("struct_size",
-                             [](const plugin_candidate &c) -> hint::int_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::int_(c.manifest.struct_size);
-                             },
-                             "Its manifest's size, in bytes (None without a manifest).")
-      .def_property_readonly("driver_api_entries",
-                             [](const plugin_candidate &c) -> hint::int_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::int_(c.manifest.driver_api_entries);
-                             },
-                             "Driver entry points it expects the core to provide (None without a manifest).")
-      .def_property_readonly("cuplug_version",
-                             [](const plugin_candidate &c) -> hint::str_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.cuplug_version));
-                             },
-                             "The cuplug version it was built against (None without a manifest).")
-      .def_property_readonly("description",
-                             [](const plugin_candidate &c) -> hint::str_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.description));
-                             },
-                             "What its manifest says it is (None without a manifest).")
-      .def_property_readonly("version",
-                             [](const plugin_candidate &c) -> hint::str_or_none {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.version));
-                             },
-                             "Its own version string (None without a manifest).")
+      .def_property_readonly(
+          "name",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.name));
+          },
+          "The backend name in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "kind",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(manifest_kind_string(c.manifest.kind));
+          },
+          "The kind in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "abi_tag",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.abi_tag));
+          },
+          "The platform / C++ ABI tag in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "abi_major",
+          [](const plugin_candidate &c) -> hint::int_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::int_(c.manifest.abi_major);
+          },
+          "The plugin ABI major version in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "interface_version",
+          [](const plugin_candidate &c) -> hint::int_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::int_(c.manifest.interface_version);
+          },
+          "The interface version in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "struct_size",
+          [](const plugin_candidate &c) -> hint::int_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::int_(c.manifest.struct_size);
+          },
+          "Its manifest's size, in bytes (None without a manifest).")
+      .def_property_readonly(
+          "driver_api_entries",
+          [](const plugin_candidate &c) -> hint::int_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::int_(c.manifest.driver_api_entries);
+          },
+          "Driver entry points it expects the core to provide (None without a manifest).")
+      .def_property_readonly(
+          "cuplug_version",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.cuplug_version));
+          },
+          "The cuplug version it was built against (None without a manifest).")
+      .def_property_readonly(
+          "description",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.description));
+          },
+          "What its manifest says it is (None without a manifest).")
+      .def_property_readonly(
+          "version",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.version));
+          },
+          "Its own version string (None without a manifest).")
       .def("__repr__", [](const plugin_candidate &c) {
         std::string r = "<cuplug plugin candidate " + c.path + ": " + to_string(c.outcome);
         if (!c.reason.empty())

@@ -73,43 +73,46 @@ void init_context(py::module_ &m) {
           py::arg("config"),
           "Sets the current context's preferred L1 / shared memory split." CUPLUG_DOC_PARAMS
           "config : func_cache\n    The preference.\n")
-      .def_static("get_cache_config",
-                  [] {
-                    CUfunc_cache config;
-                    CUPLUG_CALL(cuCtxGetCacheConfig, &config);
-                    return config;
-                  },
-                  "The current context's preferred L1 / shared memory split, a func_cache.")
+      .def_static(
+          "get_cache_config",
+          [] {
+            CUfunc_cache config;
+            CUPLUG_CALL(cuCtxGetCacheConfig, &config);
+            return config;
+          },
+          "The current context's preferred L1 / shared memory split, a func_cache.")
       .def_static(
           "set_shared_config",
           [](int config) {
             CUPLUG_CALL(cuCtxSetSharedMemConfig, static_cast<CUsharedconfig>(config));
           },
           py::arg("config"),
-          "Sets the current context's shared memory bank size (deprecated by CUDA)."
-          CUPLUG_DOC_PARAMS "config : shared_config\n    The bank size.\n")
-      .def_static("get_shared_config",
-                  [] {
-                    CUsharedconfig config;
-                    CUPLUG_CALL(cuCtxGetSharedMemConfig, &config);
-                    return config;
-                  },
-                  "The current context's shared memory bank size, a shared_config.")
-      .def("get_api_version",
-           [](const context &self) {
-             unsigned version;
-             CUPLUG_CALL(cuCtxGetApiVersion, self.handle(), &version);
-             return version;
-           },
-           "The CUDA API version the context was made with, e.g. 3020 (cuCtxGetApiVersion).")
+          "Sets the current context's shared memory bank size (deprecated by "
+          "CUDA)." CUPLUG_DOC_PARAMS "config : shared_config\n    The bank size.\n")
+      .def_static(
+          "get_shared_config",
+          [] {
+            CUsharedconfig config;
+            CUPLUG_CALL(cuCtxGetSharedMemConfig, &config);
+            return config;
+          },
+          "The current context's shared memory bank size, a shared_config.")
+      .def(
+          "get_api_version",
+          [](const context &self) {
+            unsigned version;
+            CUPLUG_CALL(cuCtxGetApiVersion, self.handle(), &version);
+            return version;
+          },
+          "The CUDA API version the context was made with, e.g. 3020 (cuCtxGetApiVersion).")
       .def_static(
           "enable_peer_access",
           [](const context &peer, unsigned flags) {
             CUPLUG_CALL(cuCtxEnablePeerAccess, peer.handle(), flags);
           },
           py::arg("peer"), py::arg("flags") = 0,
-          "Lets the current context access memory of `peer` (cuCtxEnablePeerAccess)."
-          CUPLUG_DOC_PARAMS "peer : Context\n    The peer context.\n"
+          "Lets the current context access memory of `peer` "
+          "(cuCtxEnablePeerAccess)." CUPLUG_DOC_PARAMS "peer : Context\n    The peer context.\n"
           "flags : int\n    Must be 0.\n")
       .def_static(
           "disable_peer_access",
@@ -168,8 +171,8 @@ void init_context(py::module_ &m) {
           "make_context",
           [](const device &dev, unsigned flags) { return context::create(dev.handle, flags); },
           py::arg("flags") = 0,
-          "Creates a context on this device; it becomes current (pushed on this thread's stack)."
-          CUPLUG_DOC_PARAMS "flags : int\n    ctx_flags, or-ed.\n" CUPLUG_DOC_RETURNS
+          "Creates a context on this device; it becomes current (pushed on this thread's "
+          "stack)." CUPLUG_DOC_PARAMS "flags : int\n    ctx_flags, or-ed.\n" CUPLUG_DOC_RETURNS
           "Context\n    The new context.\n")
       .def(
           "retain_primary_context",

@@ -72,8 +72,8 @@ py::object device_getattr(py::object self, const py::str &name) {
 void init_device(py::module_ &m) {
   m.def(
       "init", [](unsigned flags) { CUPLUG_CALL_NOGIL(cuInit, flags); }, py::arg("flags") = 0,
-      "Initialises the driver (cuInit). Idempotent; call before anything else."
-      CUPLUG_DOC_PARAMS "flags : int\n    Must be 0.\n");
+      "Initialises the driver (cuInit). Idempotent; call before anything else." CUPLUG_DOC_PARAMS
+      "flags : int\n    Must be 0.\n");
   m.def(
       "get_version",
       [] {
@@ -96,41 +96,46 @@ void init_device(py::module_ &m) {
       .def(py::init(&device_from_pci_bus_id), py::arg("pci_bus_id"),
            "The device at a PCI bus id." CUPLUG_DOC_PARAMS
            "pci_bus_id : str\n    As pci_bus_id() writes it: 'domain:bus:device.function'.\n")
-      .def_static("count",
-                  [] {
-                    int count;
-                    CUPLUG_CALL(cuDeviceGetCount, &count);
-                    return count;
-                  },
-                  "How many devices the driver sees (cuDeviceGetCount).")
-      .def("name",
-           [](const device &dev) {
-             char buffer[256] = {};
-             CUPLUG_CALL(cuDeviceGetName, buffer, static_cast<int>(sizeof(buffer) - 1), dev.handle);
-             return std::string(buffer);
-           },
-           "The device's name, e.g. 'NVIDIA H100 80GB HBM3'.")
-      .def("pci_bus_id",
-           [](const device &dev) {
-             char buffer[64] = {};
-             CUPLUG_CALL(cuDeviceGetPCIBusId, buffer, static_cast<int>(sizeof(buffer) - 1),
-                         dev.handle);
-             return std::string(buffer);
-           },
-           "The device's PCI bus id, 'domain:bus:device.function'.")
-      .def("compute_capability",
-           [](const device &dev) {
-             return py::make_tuple(attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-                                   attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
-           },
-           "(major, minor) compute capability, e.g. (9, 0).")
-      .def("total_memory",
-           [](const device &dev) {
-             size_t bytes;
-             CUPLUG_CALL(cuDeviceTotalMem, &bytes, dev.handle);
-             return bytes;
-           },
-           "The device's memory, in bytes.")
+      .def_static(
+          "count",
+          [] {
+            int count;
+            CUPLUG_CALL(cuDeviceGetCount, &count);
+            return count;
+          },
+          "How many devices the driver sees (cuDeviceGetCount).")
+      .def(
+          "name",
+          [](const device &dev) {
+            char buffer[256] = {};
+            CUPLUG_CALL(cuDeviceGetName, buffer, static_cast<int>(sizeof(buffer) - 1), dev.handle);
+            return std::string(buffer);
+          },
+          "The device's name, e.g. 'NVIDIA H100 80GB HBM3'.")
+      .def(
+          "pci_bus_id",
+          [](const device &dev) {
+            char buffer[64] = {};
+            CUPLUG_CALL(cuDeviceGetPCIBusId, buffer, static_cast<int>(sizeof(buffer) - 1),
+                        dev.handle);
+            return std::string(buffer);
+          },
+          "The device's PCI bus id, 'domain:bus:device.function'.")
+      .def(
+          "compute_capability",
+          [](const device &dev) {
+            return py::make_tuple(attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                                  attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+          },
+          "(major, minor) compute capability, e.g. (9, 0).")
+      .def(
+          "total_memory",
+          [](const device &dev) {
+            size_t bytes;
+            CUPLUG_CALL(cuDeviceTotalMem, &bytes, dev.handle);
+            return bytes;
+          },
+          "The device's memory, in bytes.")
       .def(
           "get_attribute",
           [](const device &dev, int attr) -> hint::device_attribute_value {
@@ -151,8 +156,8 @@ void init_device(py::module_ &m) {
             return result != 0;
           },
           py::arg("other"),
-          "Whether contexts on this device can access `other`'s memory (cuDeviceCanAccessPeer)."
-          CUPLUG_DOC_PARAMS "other : Device\n    The peer device.\n")
+          "Whether contexts on this device can access `other`'s memory "
+          "(cuDeviceCanAccessPeer)." CUPLUG_DOC_PARAMS "other : Device\n    The peer device.\n")
       .def(
           "__eq__", [](const device &a, const device &b) { return a.handle == b.handle; },
           py::arg("other"))

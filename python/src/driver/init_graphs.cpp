@@ -357,21 +357,23 @@ void init_graphs(py::module_ &m) {
   graph_class.def(py::init([] { return std::make_shared<graph>(); }), "An empty graph.")
       .def("add_kernel_node", &add_kernel_node, py::arg("function"),
            "A kernel launch: g.add_kernel_node(function, *args, block, grid=(1, 1), shared=0, "
-           "dependencies=None)." CUPLUG_DOC_PARAMS
-           "function : Function\n    The kernel.\n"
+           "dependencies=None)." CUPLUG_DOC_PARAMS "function : Function\n    The kernel.\n"
            "*args\n    Its arguments, packed as its __call__ (or prepared_call, when prepared) "
            "would pack them.\n"
            "block, grid : tuple[int, ...]\n    Threads per block and blocks per grid.\n"
-           "shared : int\n    Dynamic shared memory per block, in bytes.\n" "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits for.\n" CUPLUG_DOC_RETURNS
-           "GraphNode\n    The node.\n")
+           "shared : int\n    Dynamic shared memory per block, in bytes.\n"
+           "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits "
+           "for.\n" CUPLUG_DOC_RETURNS "GraphNode\n    The node.\n")
       .def("add_memcpy_node", &add_memcpy_node, py::arg("dest"), py::arg("src") = py::none(),
            py::arg("size") = py::none(), py::arg("dependencies") = py::none(),
-           "A 1D copy between host buffers and device memory, or the copy a Memcpy3D describes."
-           CUPLUG_DOC_PARAMS "dest : DeviceAllocation | int | collections.abc.Buffer | "
+           "A 1D copy between host buffers and device memory, or the copy a Memcpy3D "
+           "describes." CUPLUG_DOC_PARAMS
+           "dest : DeviceAllocation | int | collections.abc.Buffer | "
            "Memcpy3D\n    The destination, or a Memcpy3D alone.\n"
            "src : DeviceAllocation | int | collections.abc.Buffer | None\n    The source.\n"
-           "size : int | None\n    Bytes; None: the smaller known size.\n" "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits for.\n" CUPLUG_DOC_RETURNS
-           "GraphNode\n    The node.\n")
+           "size : int | None\n    Bytes; None: the smaller known size.\n"
+           "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits "
+           "for.\n" CUPLUG_DOC_RETURNS "GraphNode\n    The node.\n")
       .def("add_memset_node", &add_memset_node, py::arg("dest"), py::arg("value"), py::arg("width"),
            py::arg("element_size") = 4, py::arg("height") = 1, py::arg("pitch") = py::none(),
            py::arg("dependencies") = py::none(),
@@ -382,11 +384,13 @@ void init_graphs(py::module_ &m) {
            "element_size : int\n    Bytes per element: 1, 2 or 4.\n"
            "height : int\n    Rows.\n"
            "pitch : int | None\n    Bytes from one row to the next; None: width * element_size.\n"
-           "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits for.\n" CUPLUG_DOC_RETURNS "GraphNode\n    The node.\n")
+           "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits "
+           "for.\n" CUPLUG_DOC_RETURNS "GraphNode\n    The node.\n")
       .def("add_host_node", &add_host_node, py::arg("fn"), py::arg("dependencies") = py::none(),
            "Calls fn() (no CUDA calls in it) when the graph reaches the node." CUPLUG_DOC_PARAMS
-           "fn : collections.abc.Callable[[], None]\n    The host function.\n" "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits for.\n"
-           CUPLUG_DOC_RETURNS "GraphNode\n    The node.\n")
+           "fn : collections.abc.Callable[[], None]\n    The host function.\n"
+           "dependencies : collections.abc.Sequence[GraphNode] | None\n    The nodes it waits "
+           "for.\n" CUPLUG_DOC_RETURNS "GraphNode\n    The node.\n")
       .def(
           "add_empty_node",
           [](const graph_ptr &g, const hint::nodes &deps) {
@@ -437,16 +441,17 @@ void init_graphs(py::module_ &m) {
       .def_property_readonly(
           "root_nodes", [](const graph_ptr &g) { return list_nodes(g, true); },
           "The nodes that wait for none.")
-      .def("clone",
-           [](const graph_ptr &g) {
-             scoped_activation_if_none active(g->get_context());
-             CUgraph h;
-             CUPLUG_CALL(cuGraphClone, &h, g->handle());
-             auto copy = std::make_shared<graph>(h, g->get_context());
-             copy->keep_all_of(*g);
-             return copy;
-           },
-           "A copy of the graph (cuGraphClone).")
+      .def(
+          "clone",
+          [](const graph_ptr &g) {
+            scoped_activation_if_none active(g->get_context());
+            CUgraph h;
+            CUPLUG_CALL(cuGraphClone, &h, g->handle());
+            auto copy = std::make_shared<graph>(h, g->get_context());
+            copy->keep_all_of(*g);
+            return copy;
+          },
+          "A copy of the graph (cuGraphClone).")
       .def(
           "instantiate",
           [](const graph_ptr &g, unsigned long long flags) {
@@ -483,7 +488,7 @@ void init_graphs(py::module_ &m) {
           },
           py::arg("stream") = py::none(),
           "Prepares the first launch ahead of time (cuGraphUpload)." CUPLUG_DOC_PARAMS
-          CUPLUG_DOC_STREAM_PARAM)
+              CUPLUG_DOC_STREAM_PARAM)
       .def(
           "update",
           [](graph_exec &e, const graph_ptr &g) {
@@ -496,8 +501,8 @@ void init_graphs(py::module_ &m) {
             e.keep_graph(g);
           },
           py::arg("graph"),
-          "Takes the parameters of `graph`, which must have the same nodes and edges."
-          CUPLUG_DOC_PARAMS "graph : Graph\n    The changed graph.\n")
+          "Takes the parameters of `graph`, which must have the same nodes and "
+          "edges." CUPLUG_DOC_PARAMS "graph : Graph\n    The changed graph.\n")
       .def(
           "set_kernel_node_params",
           [](graph_exec &e, graph_node &node, py::args args, py::kwargs kwargs) {
@@ -515,7 +520,8 @@ void init_graphs(py::module_ &m) {
           "*args\n    The kernel's new arguments.\n"
           "**kwargs\n    block=, grid=, shared= (bytes), function=: what else changes.\n")
       .def_property_readonly(
-          "handle", [](const graph_exec &e) { return reinterpret_cast<std::uintptr_t>(e.handle()); },
+          "handle",
+          [](const graph_exec &e) { return reinterpret_cast<std::uintptr_t>(e.handle()); },
           "The CUgraphExec as an int.");
 }
 

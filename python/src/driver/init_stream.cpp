@@ -5,8 +5,8 @@
 #include "driver/context.hpp"
 #include "driver/graph.hpp"
 #include "support/convert.hpp"
-#include "support/host_buffer.hpp"
 #include "support/hints.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -168,8 +168,8 @@ void init_stream(py::module_ &m) {
       .def("synchronize", &stream::synchronize, "Waits until the stream's work is done.")
       .def("is_done", &stream::is_done, "Whether the stream's work is done, without waiting.")
       .def("wait_for_event", &stream::wait_for_event, py::arg("event"),
-           "Makes later work on this stream wait for `event` (cuStreamWaitEvent)."
-           CUPLUG_DOC_PARAMS "event : Event\n    A recorded event.\n")
+           "Makes later work on this stream wait for `event` (cuStreamWaitEvent)." CUPLUG_DOC_PARAMS
+           "event : Event\n    A recorded event.\n")
       .def_property_readonly("priority", &stream::priority,
                              "The stream's priority (lower numbers are scheduled first).")
       .def("begin_capture", &stream::begin_capture,
@@ -177,9 +177,10 @@ void init_stream(py::module_ &m) {
            "Starts recording work issued to this stream into a graph (beyond PyCUDA); kernel "
            "__call__ / prepared_async_call launches on it are recorded, not run." CUPLUG_DOC_PARAMS
            "mode : capture_mode\n    Which other threads' unsafe calls the capture forbids.\n")
-      .def("end_capture", [](stream &s) -> hint::graph { return s.end_capture(); },
-           "Stops capturing and returns the recorded Graph. The memory and objects the recorded "
-           "work uses must stay alive while the graph may run.")
+      .def(
+          "end_capture", [](stream &s) -> hint::graph { return s.end_capture(); },
+          "Stops capturing and returns the recorded Graph. The memory and objects the recorded "
+          "work uses must stay alive while the graph may run.")
       .def_property_readonly("is_capturing", &stream::is_capturing,
                              "Whether the stream is capturing into a graph.")
       .def_property_readonly(
@@ -196,8 +197,8 @@ void init_stream(py::module_ &m) {
             return self;
           },
           py::arg("stream") = py::none(),
-          "Records the event on a stream (cuEventRecord)." CUPLUG_DOC_PARAMS
-          CUPLUG_DOC_STREAM_PARAM CUPLUG_DOC_RETURNS "Event\n    self.\n")
+          "Records the event on a stream (cuEventRecord)." CUPLUG_DOC_PARAMS CUPLUG_DOC_STREAM_PARAM
+              CUPLUG_DOC_RETURNS "Event\n    self.\n")
       .def(
           "synchronize",
           [](const hint::event &self) -> hint::event {

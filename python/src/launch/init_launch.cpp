@@ -7,8 +7,8 @@
 #include "launch/launch_args.hpp"
 #include "launch/launch_entries.hpp"
 #include "launch/launch_options.hpp"
-#include "support/host_buffer.hpp"
 #include "support/hints.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cctype>
 #include <cstdint>
@@ -59,8 +59,8 @@ void add_attribute_aliases(py::class_<function, function_ptr> &cls, py::module_ 
       continue;
     // pybind11 keeps the docstring's pointer: one string per attribute, for the process.
     static std::vector<std::unique_ptr<std::string>> docs;
-    docs.push_back(std::make_unique<std::string>(
-        "get_attribute(function_attribute." + item.first.cast<std::string>() + ")."));
+    docs.push_back(std::make_unique<std::string>("get_attribute(function_attribute." +
+                                                 item.first.cast<std::string>() + ")."));
     cls.def_property_readonly(
         name.c_str(),
         [id](function &self) {
@@ -118,17 +118,18 @@ void init_launch(py::module_ &m) {
          "pointer; a str is a whole struct format.\n"
          "texrefs : list | None\n    Must be empty: texture references were removed in CUDA "
          "12.\n" CUPLUG_DOC_RETURNS "Function\n    self.\n")
-      .def("prepared_timed_call",
-           [](const hint::function &self, py::args args, py::kwargs kwargs) -> hint::timer {
-             return prepared_timed_call(self, std::move(args), std::move(kwargs));
-           },
-           "Launches the prepared kernel between two events on the default stream: "
-           "f.prepared_timed_call(grid, block, *args, shared_size=0)." CUPLUG_DOC_PARAMS
-           "*args\n    grid (blocks per dimension), block (threads per dimension), then the "
-           "kernel's arguments as prepare() fixed them; shared_size: dynamic shared memory per "
-           "block, in bytes.\n" CUPLUG_DOC_RETURNS
-           "collections.abc.Callable[[], float]\n    Returns the kernel's run time, in seconds "
-           "(waiting for it).\n")
+      .def(
+          "prepared_timed_call",
+          [](const hint::function &self, py::args args, py::kwargs kwargs) -> hint::timer {
+            return prepared_timed_call(self, std::move(args), std::move(kwargs));
+          },
+          "Launches the prepared kernel between two events on the default stream: "
+          "f.prepared_timed_call(grid, block, *args, shared_size=0)." CUPLUG_DOC_PARAMS
+          "*args\n    grid (blocks per dimension), block (threads per dimension), then the "
+          "kernel's arguments as prepare() fixed them; shared_size: dynamic shared memory per "
+          "block, in bytes.\n" CUPLUG_DOC_RETURNS
+          "collections.abc.Callable[[], float]\n    Returns the kernel's run time, in seconds "
+          "(waiting for it).\n")
       .def_property(
           "arg_format",
           [](const function &self) {
@@ -175,8 +176,8 @@ void init_launch(py::module_ &m) {
             CUPLUG_CALL(cuFuncSetCacheConfig, f, static_cast<CUfunc_cache>(attribute_id(config)));
           },
           py::arg("config"),
-          "Sets the kernel's preferred L1 / shared memory split (cuFuncSetCacheConfig)."
-          CUPLUG_DOC_PARAMS "config : func_cache\n    The preference.\n")
+          "Sets the kernel's preferred L1 / shared memory split "
+          "(cuFuncSetCacheConfig)." CUPLUG_DOC_PARAMS "config : func_cache\n    The preference.\n")
       .def(
           "max_active_blocks_per_multiprocessor",
           [](function &self, int block_size, std::size_t dynamic_shared) {
@@ -188,8 +189,9 @@ void init_launch(py::module_ &m) {
           py::arg("block_size"), py::arg("dynamic_shared") = 0,
           "Occupancy: resident blocks per multiprocessor." CUPLUG_DOC_PARAMS
           "block_size : int\n    Threads per block.\n"
-          "dynamic_shared : int\n    Dynamic shared memory per block, in bytes.\n"
-          CUPLUG_DOC_RETURNS "int\n    Blocks of this size that fit on one multiprocessor.\n")
+          "dynamic_shared : int\n    Dynamic shared memory per block, in "
+          "bytes.\n" CUPLUG_DOC_RETURNS
+          "int\n    Blocks of this size that fit on one multiprocessor.\n")
       .def_property_readonly(
           "num_params",
           [](function &self) -> hint::int_or_none {
@@ -239,9 +241,8 @@ void init_launch(py::module_ &m) {
           py::arg("stream") = py::none(), "PyCUDA's internal launch with a packed buffer.")
       .def_property(
           "texrefs", [](const function &self) -> hint::texrefs { return self.texrefs; },
-          py::cpp_function(
-              [](function &self, const hint::texrefs &value) { self.texrefs = value; },
-              py::is_method(cls), py::arg("value")),
+          py::cpp_function([](function &self, const hint::texrefs &value) { self.texrefs = value; },
+                           py::is_method(cls), py::arg("value")),
           "Always empty: texture references were removed in CUDA 12.")
       .def("__repr__",
            [](const function &self) { return "<cuplug Function '" + self.name() + "'>"; });

@@ -2,8 +2,8 @@
 #include "bindings.hpp"
 #include "launch/function.hpp"
 #include "launch/module.hpp"
-#include "support/host_buffer.hpp"
 #include "support/hints.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cuplug/backends.hpp>
 
@@ -332,23 +332,25 @@ void init_module(py::module_ &m) {
       "module_from_buffer",
       [](const hint::host_buffer &buffer, const hint::jit_options &options,
          const hint::callback &handler) { return module_from_buffer(buffer, options, handler); },
-      py::arg("buffer"),
-        py::arg("options") = py::list(), py::arg("message_handler") = py::none(),
-        "Loads a cubin, PTX or fatbin image (cuModuleLoadDataEx through the launcher backend)."
-        CUPLUG_DOC_PARAMS "buffer : collections.abc.Buffer\n    The image (PTX text may lack "
-        "its terminating NUL).\n"
-        "options : list[tuple[jit_option, int]]\n    JIT options, (jit_option, value) pairs.\n"
-        "message_handler : collections.abc.Callable | None\n    Called as "
-        "message_handler(success, info_log, error_log) after loading.\n" CUPLUG_DOC_RETURNS
-        "Module\n    The loaded module.\n");
+      py::arg("buffer"), py::arg("options") = py::list(), py::arg("message_handler") = py::none(),
+      "Loads a cubin, PTX or fatbin image (cuModuleLoadDataEx through the launcher "
+      "backend)." CUPLUG_DOC_PARAMS
+      "buffer : collections.abc.Buffer\n    The image (PTX text may lack "
+      "its terminating NUL).\n"
+      "options : list[tuple[jit_option, int]]\n    JIT options, (jit_option, value) pairs.\n"
+      "message_handler : collections.abc.Callable | None\n    Called as "
+      "message_handler(success, info_log, error_log) after loading.\n" CUPLUG_DOC_RETURNS
+      "Module\n    The loaded module.\n");
   m.def("module_from_file", &module::load_file, py::arg("filename"),
         "Loads a module file (cuModuleLoad through the launcher backend)." CUPLUG_DOC_PARAMS
         "filename : str\n    A .cubin, .ptx or .fatbin file.\n" CUPLUG_DOC_RETURNS
         "Module\n    The loaded module.\n");
 
   py::class_<linker>(m, "Linker", "cuLink*: link PTX, cubins, objects and libraries.")
-      .def(py::init([](const hint::callback &handler, const hint::jit_options &options,
-                       bool verbose) { return std::make_unique<linker>(handler, options, verbose); }),
+      .def(py::init(
+               [](const hint::callback &handler, const hint::jit_options &options, bool verbose) {
+                 return std::make_unique<linker>(handler, options, verbose);
+               }),
            py::arg("message_handler") = py::none(), py::arg("options") = py::none(),
            py::arg("log_verbose") = false,
            "A link session (cuLinkCreate)." CUPLUG_DOC_PARAMS
@@ -375,8 +377,7 @@ void init_module(py::module_ &m) {
             self.add_file(path, enum_value(input_type, "input_type"));
           },
           py::arg("filename"), py::arg("input_type"),
-          "Adds a file (cuLinkAddFile)." CUPLUG_DOC_PARAMS
-          "filename : str\n    The file.\n"
+          "Adds a file (cuLinkAddFile)." CUPLUG_DOC_PARAMS "filename : str\n    The file.\n"
           "input_type : jit_input_type\n    What it holds.\n")
       .def("link_module", &linker::link_module,
            "Links what was added and loads the result (cuLinkComplete)." CUPLUG_DOC_RETURNS

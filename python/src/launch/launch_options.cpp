@@ -86,28 +86,31 @@ void init_launch_config(py::module_ &m) {
            "stream's.\n"
            "programmatic_serialization : bool\n    Lets the kernel overlap the previous one on "
            "the stream (programmatic dependent launch).\n")
-      .def_property_readonly("grid",
-                             [](const launch_options &o) -> hint::dim3_or_none {
-                               if (!o.has_grid)
-                                 return py::none();
-                               return py::make_tuple(o.grid.x, o.grid.y, o.grid.z);
-                             },
-                             "Blocks in the grid (x, y, z), or None when the call gives it.")
-      .def_property_readonly("block",
-                             [](const launch_options &o) -> hint::dim3_or_none {
-                               if (!o.has_block)
-                                 return py::none();
-                               return py::make_tuple(o.block.x, o.block.y, o.block.z);
-                             },
-                             "Threads in a block (x, y, z), or None when the call gives it.")
-      .def_property_readonly("cluster",
-                             [](const launch_options &o) -> hint::dim3_or_none {
-                               if (!o.attrs.has_cluster())
-                                 return py::none();
-                               const dim3 &k = o.attrs.cluster;
-                               return py::make_tuple(k.x, k.y, k.z);
-                             },
-                             "Blocks in a cluster (x, y, z), or None for no cluster.")
+      .def_property_readonly(
+          "grid",
+          [](const launch_options &o) -> hint::dim3_or_none {
+            if (!o.has_grid)
+              return py::none();
+            return py::make_tuple(o.grid.x, o.grid.y, o.grid.z);
+          },
+          "Blocks in the grid (x, y, z), or None when the call gives it.")
+      .def_property_readonly(
+          "block",
+          [](const launch_options &o) -> hint::dim3_or_none {
+            if (!o.has_block)
+              return py::none();
+            return py::make_tuple(o.block.x, o.block.y, o.block.z);
+          },
+          "Threads in a block (x, y, z), or None when the call gives it.")
+      .def_property_readonly(
+          "cluster",
+          [](const launch_options &o) -> hint::dim3_or_none {
+            if (!o.attrs.has_cluster())
+              return py::none();
+            const dim3 &k = o.attrs.cluster;
+            return py::make_tuple(k.x, k.y, k.z);
+          },
+          "Blocks in a cluster (x, y, z), or None for no cluster.")
       .def_property_readonly(
           "cooperative", [](const launch_options &o) { return o.attrs.cooperative; },
           "Whether the launch is cooperative.")

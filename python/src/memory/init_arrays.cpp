@@ -260,17 +260,16 @@ void bind_descriptors(py::module_ &m) {
       "A 1D (height 0) or 2D CUDA array's shape and element format (CUDA_ARRAY_DESCRIPTOR).")
       .def(py::init([](hint::size width, hint::size height, hint::array_format format,
                        hint::size num_channels) {
-                 CUDA_ARRAY_DESCRIPTOR d{};
-                 d.Width = to_size(width, "ArrayDescriptor: width");
-                 d.Height = to_size(height, "ArrayDescriptor: height");
-                 d.Format = format_from(format);
-                 d.NumChannels = static_cast<unsigned>(to_size(num_channels, "num_channels"));
-                 return d;
-               }),
+             CUDA_ARRAY_DESCRIPTOR d{};
+             d.Width = to_size(width, "ArrayDescriptor: width");
+             d.Height = to_size(height, "ArrayDescriptor: height");
+             d.Format = format_from(format);
+             d.NumChannels = static_cast<unsigned>(to_size(num_channels, "num_channels"));
+             return d;
+           }),
            py::arg("width") = 0, py::arg("height") = 0,
            py::arg("format") = static_cast<int>(CU_AD_FORMAT_FLOAT), py::arg("num_channels") = 1,
-           "A descriptor." CUPLUG_DOC_PARAMS
-           "width : int\n    Width, in elements.\n"
+           "A descriptor." CUPLUG_DOC_PARAMS "width : int\n    Width, in elements.\n"
            "height : int\n    Height, in rows (0 for a 1D array).\n"
            "format : array_format | int\n    Each channel's format.\n"
            "num_channels : int\n    Channels per element: 1, 2 or 4.\n");
@@ -280,28 +279,26 @@ void bind_descriptors(py::module_ &m) {
       "A 1D, 2D, 3D or layered CUDA array's shape, element format and array3d_flags "
       "(CUDA_ARRAY3D_DESCRIPTOR; a layered array's depth counts its layers).");
   CUPLUG_DESC_SIZE(desc3, "depth", Depth, "Depth, in slices or layers (0 for 1D and 2D).");
-  desc3
-      .def(py::init([](hint::size width, hint::size height, hint::size depth,
-                       hint::array_format format, hint::size num_channels, hint::size flags) {
-             CUDA_ARRAY3D_DESCRIPTOR d{};
-             d.Width = to_size(width, "ArrayDescriptor3D: width");
-             d.Height = to_size(height, "ArrayDescriptor3D: height");
-             d.Depth = to_size(depth, "ArrayDescriptor3D: depth");
-             d.Format = format_from(format);
-             d.NumChannels = static_cast<unsigned>(to_size(num_channels, "num_channels"));
-             d.Flags = static_cast<unsigned>(to_size(flags, "ArrayDescriptor3D: flags"));
-             return d;
-           }),
-           py::arg("width") = 0, py::arg("height") = 0, py::arg("depth") = 0,
-           py::arg("format") = static_cast<int>(CU_AD_FORMAT_FLOAT), py::arg("num_channels") = 1,
-           py::arg("flags") = 0,
-           "A descriptor." CUPLUG_DOC_PARAMS
-           "width : int\n    Width, in elements.\n"
-           "height : int\n    Height, in rows (0 for a 1D array).\n"
-           "depth : int\n    Depth, in slices or layers (0 for 1D and 2D).\n"
-           "format : array_format | int\n    Each channel's format.\n"
-           "num_channels : int\n    Channels per element: 1, 2 or 4.\n"
-           "flags : int\n    array3d_flags, or-ed.\n");
+  desc3.def(py::init([](hint::size width, hint::size height, hint::size depth,
+                        hint::array_format format, hint::size num_channels, hint::size flags) {
+              CUDA_ARRAY3D_DESCRIPTOR d{};
+              d.Width = to_size(width, "ArrayDescriptor3D: width");
+              d.Height = to_size(height, "ArrayDescriptor3D: height");
+              d.Depth = to_size(depth, "ArrayDescriptor3D: depth");
+              d.Format = format_from(format);
+              d.NumChannels = static_cast<unsigned>(to_size(num_channels, "num_channels"));
+              d.Flags = static_cast<unsigned>(to_size(flags, "ArrayDescriptor3D: flags"));
+              return d;
+            }),
+            py::arg("width") = 0, py::arg("height") = 0, py::arg("depth") = 0,
+            py::arg("format") = static_cast<int>(CU_AD_FORMAT_FLOAT), py::arg("num_channels") = 1,
+            py::arg("flags") = 0,
+            "A descriptor." CUPLUG_DOC_PARAMS "width : int\n    Width, in elements.\n"
+            "height : int\n    Height, in rows (0 for a 1D array).\n"
+            "depth : int\n    Depth, in slices or layers (0 for 1D and 2D).\n"
+            "format : array_format | int\n    Each channel's format.\n"
+            "num_channels : int\n    Channels per element: 1, 2 or 4.\n"
+            "flags : int\n    array3d_flags, or-ed.\n");
   desc3.def_property(
       "flags", [](const CUDA_ARRAY3D_DESCRIPTOR &d) { return d.Flags; },
       field_setter(desc3,
@@ -416,8 +413,8 @@ void init_arrays(py::module_ &m) {
         memcpy_atoh(dest, ary, index, &s);
       },
       py::arg("dest"), py::arg("ary"), py::arg("index"), py::arg("stream") = py::none(),
-      "Fills a writable contiguous host buffer from a CUDA array, ordered on `stream`."
-      CUPLUG_DOC_PARAMS "dest : collections.abc.Buffer\n    The destination.\n"
+      "Fills a writable contiguous host buffer from a CUDA array, ordered on "
+      "`stream`." CUPLUG_DOC_PARAMS "dest : collections.abc.Buffer\n    The destination.\n"
       "ary : Array\n    The source.\n"
       "index : int\n    Byte offset into the array.\n" CUPLUG_DOC_STREAM_PARAM);
   m.def(
@@ -445,10 +442,8 @@ void init_arrays(py::module_ &m) {
       [](const hint::array &dest, const hint::size &dest_index, const hint::array &src,
          const hint::size &src_index,
          const hint::size &len) { memcpy_atoa(dest, dest_index, src, src_index, len); },
-      py::arg("dest"), py::arg("dest_index"), py::arg("src"), py::arg("src_index"),
-      py::arg("len"),
-      "Copies between two CUDA arrays." CUPLUG_DOC_PARAMS
-      "dest : Array\n    The destination.\n"
+      py::arg("dest"), py::arg("dest_index"), py::arg("src"), py::arg("src_index"), py::arg("len"),
+      "Copies between two CUDA arrays." CUPLUG_DOC_PARAMS "dest : Array\n    The destination.\n"
       "dest_index : int\n    Byte offset into the destination.\n"
       "src : Array\n    The source.\n"
       "src_index : int\n    Byte offset into the source.\n"

@@ -288,14 +288,13 @@ py::array register_host_memory(py::handle ary_obj, unsigned flags) {
   return result;
 }
 
-
 // What the allocating functions' docstrings share: the parameters and what they return.
 #define CUPLUG_DOC_SHAPE_PARAMS                                                                    \
-  "shape : int | tuple[int, ...]\n    The array's shape, in elements.\n"                          \
-  "dtype : numpy.typing.DTypeLike\n    Its element type.\n"                                      \
+  "shape : int | tuple[int, ...]\n    The array's shape, in elements.\n"                           \
+  "dtype : numpy.typing.DTypeLike\n    Its element type.\n"                                        \
   "order : str\n    'C' (row-major) or 'F' (column-major).\n"
 #define CUPLUG_DOC_LIKE_PARAMS                                                                     \
-  "array : numpy.ndarray\n    A C- or F-contiguous array whose shape, dtype and order the new "  \
+  "array : numpy.ndarray\n    A C- or F-contiguous array whose shape, dtype and order the new "    \
   "one takes.\n"
 
 // The _zeros, _empty_like and _zeros_like companions of an allocating `<prefix>_empty`, whose
@@ -305,25 +304,27 @@ template <class Extra, py::array (*Empty)(py::handle, py::handle, py::handle, Ex
 void def_companions(py::module_ &m, const std::string &prefix, const py::arg_v &extra,
                     const std::string &what, const std::string &extra_doc) {
   static std::vector<std::string> docs; // pybind11 keeps the pointers
-  docs.push_back("A zero-filled ndarray in " + what + "." CUPLUG_DOC_PARAMS
-                 CUPLUG_DOC_SHAPE_PARAMS + extra_doc);
+  docs.push_back("A zero-filled ndarray in " + what +
+                 "." CUPLUG_DOC_PARAMS CUPLUG_DOC_SHAPE_PARAMS + extra_doc);
   m.def((prefix + "_zeros").c_str(),
         [](hint::shape s, hint::dtype d, hint::order o, Extra e) {
           return zero_filled(Empty(s, d, o, e));
         },
         py::arg("shape"), py::arg("dtype"), py::arg("order") = "C", extra, docs.back().c_str());
-  docs.push_back("An uninitialised ndarray in " + what +
-                 " with the shape, dtype and order of `array`." CUPLUG_DOC_PARAMS
-                 CUPLUG_DOC_LIKE_PARAMS + extra_doc);
+  docs.push_back(
+      "An uninitialised ndarray in " + what +
+      " with the shape, dtype and order of `array`." CUPLUG_DOC_PARAMS CUPLUG_DOC_LIKE_PARAMS +
+      extra_doc);
   m.def((prefix + "_empty_like").c_str(),
         [](const hint::array_like &a, Extra e) {
           like_args l = like(a);
           return Empty(l.shape, l.dtype, l.order, e);
         },
         py::arg("array"), extra, docs.back().c_str());
-  docs.push_back("A zero-filled ndarray in " + what +
-                 " with the shape, dtype and order of `array`." CUPLUG_DOC_PARAMS
-                 CUPLUG_DOC_LIKE_PARAMS + extra_doc);
+  docs.push_back(
+      "A zero-filled ndarray in " + what +
+      " with the shape, dtype and order of `array`." CUPLUG_DOC_PARAMS CUPLUG_DOC_LIKE_PARAMS +
+      extra_doc);
   m.def((prefix + "_zeros_like").c_str(),
         [](const hint::array_like &a, Extra e) {
           like_args l = like(a);
@@ -379,8 +380,8 @@ void init_host_memory(py::module_ &m) {
       },
       shape, dtype, order, py::arg("mem_flags") = 0,
       "An uninitialised ndarray in page-locked host memory (cuMemHostAlloc): copies from and "
-      "to it run at full speed and can be asynchronous." CUPLUG_DOC_PARAMS
-      CUPLUG_DOC_SHAPE_PARAMS "mem_flags : int\n    host_alloc_flags, or-ed.\n");
+      "to it run at full speed and can be asynchronous." CUPLUG_DOC_PARAMS CUPLUG_DOC_SHAPE_PARAMS
+      "mem_flags : int\n    host_alloc_flags, or-ed.\n");
   def_companions<unsigned, &pagelocked_empty>(m, "pagelocked", py::arg("mem_flags") = 0,
                                               "page-locked host memory", mem_flags_doc);
 
@@ -402,11 +403,11 @@ void init_host_memory(py::module_ &m) {
         return managed_empty(s, d, o, f);
       },
       shape, dtype, order, py::arg("mem_flags") = 0,
-      "An uninitialised ndarray in managed memory; its .base is a ManagedAllocation."
-      CUPLUG_DOC_PARAMS CUPLUG_DOC_SHAPE_PARAMS
+      "An uninitialised ndarray in managed memory; its .base is a "
+      "ManagedAllocation." CUPLUG_DOC_PARAMS CUPLUG_DOC_SHAPE_PARAMS
       "mem_flags : int\n    A mem_attach_flags value (0 means GLOBAL).\n");
-  def_companions<unsigned, &managed_empty>(m, "managed", py::arg("mem_flags") = 0,
-                                           "managed memory", managed_doc);
+  def_companions<unsigned, &managed_empty>(m, "managed", py::arg("mem_flags") = 0, "managed memory",
+                                           managed_doc);
 
   m.def(
       "register_host_memory",

@@ -180,7 +180,8 @@ template <class T> void bind_memset(py::module_ &m) {
 
   static const std::string doc_1d =
       std::string("Fills device memory with `size` ") + std::to_string(8 * sizeof(T)) +
-      "-bit values (cuMemsetD" + std::to_string(8 * sizeof(T)) + ")." CUPLUG_DOC_PARAMS
+      "-bit values (cuMemsetD" + std::to_string(8 * sizeof(T)) +
+      ")." CUPLUG_DOC_PARAMS
       "dest : DeviceAllocation | int\n    The device memory (a DeviceAllocation is "
       "bounds-checked).\n"
       "data : int\n    The value of each element; negative values are two's complement.\n"
@@ -188,7 +189,8 @@ template <class T> void bind_memset(py::module_ &m) {
   static const std::string doc_1d_async = doc_1d + CUPLUG_DOC_STREAM_PARAM;
   static const std::string doc_2d =
       std::string("Fills a pitched 2D area of device memory with ") +
-      std::to_string(8 * sizeof(T)) + "-bit values." CUPLUG_DOC_PARAMS
+      std::to_string(8 * sizeof(T)) +
+      "-bit values." CUPLUG_DOC_PARAMS
       "dest : DeviceAllocation | int\n    The first row's device memory.\n"
       "pitch : int\n    Bytes from one row's start to the next's.\n"
       "data : int\n    The value of each element; negative values are two's complement.\n"
@@ -282,11 +284,13 @@ py::class_<structured_copy<Desc>> bind_structured(py::module_ &m, const char *na
   // set_*_device, but leaves the memory type alone, as PyCUDA's plain field does.
   cls.def_property(
       "src_device", [](const copy_type &c) { return static_cast<CUdeviceptr>(c.desc.srcDevice); },
-      field_setter(cls, [](copy_type &c, hint::device_ptr v) { c.desc.srcDevice = c.src.hold_device(v); }),
+      field_setter(
+          cls, [](copy_type &c, hint::device_ptr v) { c.desc.srcDevice = c.src.hold_device(v); }),
       "The source device address, an int (a DeviceAllocation assigned stays referenced).");
   cls.def_property(
       "dst_device", [](const copy_type &c) { return static_cast<CUdeviceptr>(c.desc.dstDevice); },
-      field_setter(cls, [](copy_type &c, hint::device_ptr v) { c.desc.dstDevice = c.dst.hold_device(v); }),
+      field_setter(
+          cls, [](copy_type &c, hint::device_ptr v) { c.desc.dstDevice = c.dst.hold_device(v); }),
       "The destination device address, an int (a DeviceAllocation assigned stays referenced).");
 
   cls.def(
@@ -373,14 +377,15 @@ void bind_structured_copies(py::module_ &m) {
       m, "Memcpy3D",
       "A 3D copy between host memory, device memory and CUDA arrays (cuMemcpy3D): set a source "
       "and a destination, the offsets, pitches and extents, then call it.")
-      .def("__call__",
-           [](memcpy_3d &c) {
-             c.check_extents("Memcpy3D");
-             scoped_activation_if_none active(c.device_context());
-             CUDA_MEMCPY3D d = c.desc;
-             CUPLUG_CALL_NOGIL(cuMemcpy3D, &d);
-           },
-           "Copies now, waiting until it is done.")
+      .def(
+          "__call__",
+          [](memcpy_3d &c) {
+            c.check_extents("Memcpy3D");
+            scoped_activation_if_none active(c.device_context());
+            CUDA_MEMCPY3D d = c.desc;
+            CUPLUG_CALL_NOGIL(cuMemcpy3D, &d);
+          },
+          "Copies now, waiting until it is done.")
       .def(
           "__call__",
           [](memcpy_3d &c, hint::stream stream) {
@@ -417,12 +422,13 @@ void bind_structured_copies(py::module_ &m) {
           py::arg("ctx"),
           "Sets the destination's context." CUPLUG_DOC_PARAMS
           "ctx : Context\n    The context the destination memory belongs to.\n")
-      .def("__call__",
-           [peer_desc](memcpy_3d_peer &c) {
-             CUDA_MEMCPY3D_PEER d = peer_desc(c);
-             CUPLUG_CALL_NOGIL(cuMemcpy3DPeer, &d);
-           },
-           "Copies now, waiting until it is done.")
+      .def(
+          "__call__",
+          [peer_desc](memcpy_3d_peer &c) {
+            CUDA_MEMCPY3D_PEER d = peer_desc(c);
+            CUPLUG_CALL_NOGIL(cuMemcpy3DPeer, &d);
+          },
+          "Copies now, waiting until it is done.")
       .def(
           "__call__",
           [peer_desc](memcpy_3d_peer &c, hint::stream stream) {
@@ -452,7 +458,8 @@ void init_memcpy(py::module_ &m) {
       "memcpy_htod",
       [](hint::device_ptr d, hint::host_buffer s) { memcpy_htod(d, s, std::nullopt); },
       py::arg("dest"), py::arg("src"),
-      "Copies a contiguous host buffer to device memory, waiting until it is done." CUPLUG_DOC_PARAMS
+      "Copies a contiguous host buffer to device memory, waiting until it is "
+      "done." CUPLUG_DOC_PARAMS
       "dest : DeviceAllocation | int\n    The device memory (a DeviceAllocation is "
       "bounds-checked).\n"
       "src : collections.abc.Buffer\n    A contiguous host buffer; all its bytes are copied.\n");
@@ -522,9 +529,8 @@ void init_memcpy(py::module_ &m) {
   m.def(
       "memcpy_peer_async",
       [](hint::device_ptr d, hint::device_ptr s, hint::size n, hint::context_or_none dc,
-         hint::context_or_none sc, hint::stream stream) {
-        memcpy_peer(d, s, n, dc, sc, to_stream(stream));
-      },
+         hint::context_or_none sc,
+         hint::stream stream) { memcpy_peer(d, s, n, dc, sc, to_stream(stream)); },
       py::arg("dest"), py::arg("src"), py::arg("size"), py::arg("dest_context") = py::none(),
       py::arg("src_context") = py::none(), py::arg("stream") = py::none(),
       "Copies between device memory of two contexts, ordered on `stream`." CUPLUG_DOC_PARAMS

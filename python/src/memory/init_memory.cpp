@@ -281,8 +281,7 @@ void init_memory(py::module_ &m) {
           },
           py::arg("size"), py::arg("offset") = 0,
           "A writable memoryview of the memory (useful for managed memory only: host access to "
-          "device memory faults)." CUPLUG_DOC_PARAMS
-          "size : int\n    Bytes in the view.\n"
+          "device memory faults)." CUPLUG_DOC_PARAMS "size : int\n    Bytes in the view.\n"
           "offset : int\n    Bytes from the allocation's start to the view's.\n")
       .def("free", &device_allocation::free, "Releases the memory now; a second call raises.")
       .def("__repr__", [](const device_allocation &a) {
@@ -325,8 +324,7 @@ void init_memory(py::module_ &m) {
       },
       py::arg("bytes"), py::arg("mem_flags") = 0,
       "Allocates managed (unified) memory, reachable from the host and every device "
-      "(cuMemAllocManaged)." CUPLUG_DOC_PARAMS
-      "bytes : int\n    Size, in bytes.\n"
+      "(cuMemAllocManaged)." CUPLUG_DOC_PARAMS "bytes : int\n    Size, in bytes.\n"
       "mem_flags : int\n    A mem_attach_flags value (0 means GLOBAL).\n" CUPLUG_DOC_RETURNS
       "ManagedAllocation\n    The memory.\n");
 
@@ -346,16 +344,20 @@ void init_memory(py::module_ &m) {
       "Allocates pitched device memory for a 2D array (cuMemAllocPitch)." CUPLUG_DOC_PARAMS
       "width : int\n    Bytes per row.\n"
       "height : int\n    Rows.\n"
-      "access_size : int\n    Bytes of the elements the kernels read: 4, 8 or 16.\n"
-      CUPLUG_DOC_RETURNS "tuple[DeviceAllocation, int]\n    The memory and its pitch (bytes "
+      "access_size : int\n    Bytes of the elements the kernels read: 4, 8 or "
+      "16.\n" CUPLUG_DOC_RETURNS
+      "tuple[DeviceAllocation, int]\n    The memory and its pitch (bytes "
       "from one row's start to the next's).\n");
 
-  m.def("mem_get_info", [] {
-    std::size_t free_bytes = 0, total = 0;
-    CUPLUG_CALL(cuMemGetInfo, &free_bytes, &total);
-    return py::make_tuple(free_bytes, total);
-  }, "The current context's device memory (cuMemGetInfo)." CUPLUG_DOC_RETURNS
-        "tuple[int, int]\n    (free, total), in bytes.\n");
+  m.def(
+      "mem_get_info",
+      [] {
+        std::size_t free_bytes = 0, total = 0;
+        CUPLUG_CALL(cuMemGetInfo, &free_bytes, &total);
+        return py::make_tuple(free_bytes, total);
+      },
+      "The current context's device memory (cuMemGetInfo)." CUPLUG_DOC_RETURNS
+      "tuple[int, int]\n    (free, total), in bytes.\n");
 
   m.def(
       "mem_get_address_range",
@@ -379,8 +381,9 @@ void init_memory(py::module_ &m) {
             PyByteArray_FromStringAndSize(reinterpret_cast<const char *>(&h), sizeof h));
       },
       py::arg("devptr"),
-      "A handle another process can open with IPCMemoryHandle (cuIpcGetMemHandle)."
-      CUPLUG_DOC_PARAMS "devptr : DeviceAllocation | int\n    The start of an allocation made "
+      "A handle another process can open with IPCMemoryHandle "
+      "(cuIpcGetMemHandle)." CUPLUG_DOC_PARAMS
+      "devptr : DeviceAllocation | int\n    The start of an allocation made "
       "by cuMemAlloc (mem_alloc with the device allocator).\n" CUPLUG_DOC_RETURNS
       "bytearray\n    The 64-byte handle.\n");
 
@@ -414,8 +417,8 @@ void init_memory(py::module_ &m) {
             return make_buffer(self, base, 0, false, size, offset);
           },
           py::arg("size"), py::arg("offset") = 0,
-          "A writable memoryview of the memory (host access works for managed memory only)."
-          CUPLUG_DOC_PARAMS "size : int\n    Bytes in the view.\n"
+          "A writable memoryview of the memory (host access works for managed memory "
+          "only)." CUPLUG_DOC_PARAMS "size : int\n    Bytes in the view.\n"
           "offset : int\n    Bytes from get_pointer() to the view's start.\n");
 }
 

@@ -6,8 +6,8 @@
 #include "driver/context.hpp"
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
-#include "support/host_buffer.hpp"
 #include "support/hints.hpp"
+#include "support/host_buffer.hpp"
 
 #include <cuplug/allocator.hpp>
 #include <cuplug/config.hpp>
@@ -404,20 +404,20 @@ template <class Class, class Holder> void expose_memory_pool(py::class_<Class, H
       .def("stop_holding", &Class::stop_holding,
            "Frees what is held; from now on freed blocks go straight back.")
       .def("set_trace", &Class::set_trace, py::arg("flag"),
-           "Prints a '[pool] ...' line for each event while on (nested like PyCUDA's)."
-           CUPLUG_DOC_PARAMS "flag : bool\n    True turns tracing on, False off.\n")
+           "Prints a '[pool] ...' line for each event while on (nested like "
+           "PyCUDA's)." CUPLUG_DOC_PARAMS "flag : bool\n    True turns tracing on, False off.\n")
       .def(
           "stats",
           [](const Class &p) {
-        const allocator_stats s = p.pool()->stats();
-        py::dict d;
-        d["bytes_in_use"] = s.bytes_in_use;
-        d["peak_bytes"] = s.peak_bytes;
-        d["bytes_held"] = s.bytes_held;
-        d["allocations"] = s.allocations;
-        d["deallocations"] = s.deallocations;
-        d["failures"] = s.failures;
-        return d;
+            const allocator_stats s = p.pool()->stats();
+            py::dict d;
+            d["bytes_in_use"] = s.bytes_in_use;
+            d["peak_bytes"] = s.peak_bytes;
+            d["bytes_held"] = s.bytes_held;
+            d["allocations"] = s.allocations;
+            d["deallocations"] = s.deallocations;
+            d["failures"] = s.failures;
+            return d;
           },
           "The pool backend's statistics." CUPLUG_DOC_RETURNS
           "dict[str, int]\n    bytes_in_use, peak_bytes and bytes_held (bytes); allocations, "
@@ -428,8 +428,7 @@ template <class Class, class Holder> void expose_memory_pool(py::class_<Class, H
 
 void init_pools(py::module_ &m) {
   m.def(
-      "bitlog2", [](hint::size n) { return pool::bitlog2(to_size(n, "bitlog2: n")); },
-      py::arg("n"),
+      "bitlog2", [](hint::size n) { return pool::bitlog2(to_size(n, "bitlog2: n")); }, py::arg("n"),
       "floor(log2(n)); 0 for n = 0." CUPLUG_DOC_PARAMS "n : int\n    A non-negative integer.\n");
 
   py::class_<pooled_device_allocation, device_allocation, std::shared_ptr<pooled_device_allocation>>

@@ -355,8 +355,8 @@ void init_python_allocators(py::module_ &m) {
                          to_stream(stream));
           },
           py::arg("ptr"), py::arg("nbytes"), py::arg("stream") = py::none(),
-          "Gives back a block from allocate(), once `stream`'s work before now is done."
-          CUPLUG_DOC_PARAMS "ptr : int\n    The block's address.\n"
+          "Gives back a block from allocate(), once `stream`'s work before now is "
+          "done." CUPLUG_DOC_PARAMS "ptr : int\n    The block's address.\n"
           "nbytes : int\n    Its size as allocated, in bytes.\n" CUPLUG_DOC_STREAM_PARAM)
       .def_property_readonly(
           "kind", [](const allocator &a) { return std::string(to_string(a.kind())); },

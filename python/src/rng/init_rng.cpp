@@ -106,8 +106,8 @@ void init_rng(py::module_ &m) {
       .def(
           "generate",
           [](rng &g, const std::string &distribution, const std::string &dtype,
-             const hint::device_ptr_public &out, const hint::size &count, double mean, double stddev,
-             double lam, const hint::stream_public &stream) {
+             const hint::device_ptr_public &out, const hint::size &count, double mean,
+             double stddev, double lam, const hint::stream_public &stream) {
             const rng_distribution d = parse(distribution, distributions, "distribution");
             const rng_dtype t = parse(dtype, dtypes, "dtype");
             const device_ptr ptr = to_devptr(out);
@@ -155,8 +155,8 @@ void init_rng(py::module_ &m) {
             g.copy_table(t, f, n, info.ptr);
           },
           py::arg("table"), py::arg("first"), py::arg("count"), py::arg("out"),
-          "Copies entries [first, first + count) of a published table into `out`."
-          CUPLUG_DOC_PARAMS "table : str\n    One of TABLES.\n"
+          "Copies entries [first, first + count) of a published table into `out`." CUPLUG_DOC_PARAMS
+          "table : str\n    One of TABLES.\n"
           "first : int\n    The first entry.\n"
           "count : int\n    Entries to copy.\n"
           "out : collections.abc.Buffer\n    A writable host buffer of at least count entries' "
@@ -177,8 +177,7 @@ void init_rng(py::module_ &m) {
         return registry::instance().create<rng>(plugin_kind::rng, name, merged);
       },
       py::arg("name"), py::arg("options") = std::map<std::string, std::string>{},
-      "A new generator of an rng backend." CUPLUG_DOC_PARAMS
-      "name : str\n    The backend.\n"
+      "A new generator of an rng backend." CUPLUG_DOC_PARAMS "name : str\n    The backend.\n"
       "options : dict[str, str]\n    Options overlaid on its configured ones.\n");
   sub.def(
       "backend",

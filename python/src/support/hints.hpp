@@ -15,7 +15,7 @@ public:
   hinted() = default;
   hinted(py::handle h, borrowed_t) : py::object(h, borrowed_t{}) {}
   hinted(py::handle h, stolen_t) : py::object(h, stolen_t{}) {}
-  hinted(const py::object &o) : py::object(o) {}      // NOLINT(google-explicit-constructor)
+  hinted(const py::object &o) : py::object(o) {}       // NOLINT(google-explicit-constructor)
   hinted(py::object &&o) : py::object(std::move(o)) {} // NOLINT(google-explicit-constructor)
 };
 
@@ -109,7 +109,6 @@ CUPLUG_HINT(node_or_nodes, "GraphNode | collections.abc.Sequence[GraphNode]");
 // An array element format: an array_format member or its int value.
 CUPLUG_HINT(array_format, "array_format | int");
 
-
 } // namespace cuplug::python::hint
 
 namespace pybind11::detail {
@@ -122,5 +121,5 @@ template <class Tag> struct handle_type_name<cuplug::python::hint::hinted<Tag>> 
 #define CUPLUG_DOC_PARAMS "\n\nParameters\n----------\n"
 #define CUPLUG_DOC_RETURNS "\n\nReturns\n-------\n"
 #define CUPLUG_DOC_STREAM_PARAM                                                                    \
-  "stream : Stream | None\n    The stream the work is ordered on; None: the legacy default "      \
+  "stream : Stream | None\n    The stream the work is ordered on; None: the legacy default "       \
   "stream.\n"
