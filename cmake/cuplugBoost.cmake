@@ -23,13 +23,11 @@ if(CUPLUG_BOOST_INCLUDE_DIR)
   endif()
   set(_cuplug_boost_from "CUPLUG_BOOST_INCLUDE_DIR")
 else()
-  set(_cuplug_boost_python "${Python_EXECUTABLE}")
-  if(NOT _cuplug_boost_python)
-    # A result variable of its own: find_program leaves a normal variable of its result's name
-    # alone (policy CMP0125), so `_cuplug_boost_python`, set empty above, stayed empty and a
-    # project using the SDK without Python_EXECUTABLE never looked in the Python on PATH.
-    find_program(CUPLUG_BOOST_PYTHON NAMES python3 python)
-    set(_cuplug_boost_python "${CUPLUG_BOOST_PYTHON}")
+  # (A normal variable set to "" would stop find_program from searching: CMP0125.)
+  if(Python_EXECUTABLE)
+    set(_cuplug_boost_python "${Python_EXECUTABLE}")
+  else()
+    find_program(_cuplug_boost_python NAMES python3 python)
   endif()
   set(_cuplug_boost_pkg "")
   if(_cuplug_boost_python)

@@ -55,4 +55,12 @@ if "$python" -m zipfile -l "$repaired" | grep -E 'lib(cuda|nvrtc|curand|nvJitLin
   say "FAILED: $repaired bundles toolkit or driver libraries (above)"
   exit 1
 fi
+# The core library sits in cuplug/lib/, outside the module namespace (pkgutil, Sphinx), where the
+# extension's and the plugins' $ORIGIN-relative runpaths look for it.
+listing=$("$python" -m zipfile -l "$repaired")
+if ! echo "$listing" | grep -qE '^cuplug/lib/libcuplug_core\.so ' ||
+  echo "$listing" | grep -qE '^cuplug/libcuplug_core\.so '; then
+  say "FAILED: $repaired does not hold the core library as cuplug/lib/libcuplug_core.so"
+  exit 1
+fi
 say "wheel: $repaired"

@@ -75,13 +75,25 @@ std::string package_plugin_dir() {
   if (dladdr(reinterpret_cast<void *>(&package_plugin_dir), &info) == 0 ||
       info.dli_fname == nullptr)
     return "plugins";
-  const fs::path lib_dir = fs::absolute(info.dli_fname).parent_path();
-  // Build tree and wheel: <pkg>/libcuplug_core.so + <pkg>/plugins; CMake install:
-  // <prefix>/lib/libcuplug_core.so + <prefix>/lib/cuplug/plugins.
+  // Loaded through a runpath such as $ORIGIN/../lib, the name has ".." in it: resolve it (as
+  // the loader did, symbolic links included), so that the folder reads as users find it.
+  fs::path library = fs::absolute(info.dli_fname);
+  if (library.string().find("/../") != std::string::npos) {
+    std::error_code resolve_error;
+    fs::path resolved = fs::weakly_canonical(library, resolve_error);
+    library = resolve_error ? library.lexically_normal() : resolved;
+  }
+  const fs::path lib_dir = library.parent_path();
+  // Build tree and wheel: <pkg>/lib/libcuplug_core.so + <pkg>/plugins; CMake install:
+  // <prefix>/lib/libcuplug_core.so + <prefix>/lib/cuplug/plugins; a core with plugins/ beside
+  // it (an older layout, or a folder assembled by hand) keeps those.
   std::error_code ec;
-  if (!fs::is_directory(lib_dir / "plugins", ec) &&
-      fs::is_directory(lib_dir / "cuplug" / "plugins", ec))
+  if (fs::is_directory(lib_dir / "plugins", ec))
+    return (lib_dir / "plugins").string();
+  if (fs::is_directory(lib_dir / "cuplug" / "plugins", ec))
     return (lib_dir / "cuplug" / "plugins").string();
+  if (lib_dir.filename() == "lib" && fs::is_directory(lib_dir.parent_path() / "plugins", ec))
+    return (lib_dir.parent_path() / "plugins").string();
   return (lib_dir / "plugins").string();
 }
 

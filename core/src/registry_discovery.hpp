@@ -30,8 +30,8 @@ struct candidate_files {
 // `source` only shapes the messages ("CUPLUG_PLUGIN_PATH entry '...' does not exist").
 candidate_files find_candidates(const std::string &path, const std::string &source);
 
-// The folder of the package's own plugins, next to libcuplug_core.so (build tree, wheel) or in
-// lib/cuplug/plugins beside it (CMake install).
+// The folder of the package's own plugins: <pkg>/plugins beside the <pkg>/lib folder holding
+// libcuplug_core.so (build tree, wheel), or lib/cuplug/plugins beside it (CMake install).
 std::string package_plugin_dir();
 
 } // namespace cuplug::detail

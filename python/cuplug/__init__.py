@@ -36,6 +36,7 @@ VERSION_TEXT = __version__
 # Before the extension: the core's toolkit search order takes in NVIDIA's pip wheels of this
 # Python (cuplug[cu13]) from the environment (cuplug._toolkit).
 from . import _toolkit  # noqa: E402
+from ._public import public_dir as _public_dir  # noqa: E402
 
 _toolkit.export_wheel_roots()
 
@@ -117,7 +118,21 @@ def use(*names: str | None, **kinds_and_options: object) -> dict[str, str]:
     that cannot be created raises its error (PluginError naming it and the cause); nothing
     changes then. Returns the previous selection of the kinds it chose, ``{kind: name}``, so that
     ``cuplug.use(**previous)`` puts it back (``cuplug.using()`` restores exactly, sources and
-    options included)."""
+    options included).
+
+    Parameters
+    ----------
+    allocator, compiler, launcher, rng, interop : str | None
+        The backend name to select for each kind; None keeps the kind's choice.
+    **plugin_options
+        ``<kind>_options={name: value}``: options for the backend chosen for that kind (strings,
+        numbers, booleans).
+
+    Returns
+    -------
+    dict[str, str]
+        The previous selection of the kinds chosen, ``{kind: name}``.
+    """
     args, plugin_options = _split_arguments("cuplug.use()", names, kinds_and_options)
     choices = {kind: name for kind, name in args.items() if name is not None}
     options = _options_by_kind(plugin_options)
@@ -153,7 +168,16 @@ def use(*names: str | None, **kinds_and_options: object) -> dict[str, str]:
 def using(*names: str | None, **kinds_and_options: object) -> Iterator[None]:
     """``with cuplug.using(allocator="pool"):`` chooses backends for the block, then puts the
     explicit choices and options back exactly as they were. The choice is process-wide, not
-    per thread."""
+    per thread.
+
+    Parameters
+    ----------
+    allocator, compiler, launcher, rng, interop : str | None
+        The backend name to select for each kind; None keeps the kind's choice.
+    **plugin_options
+        ``<kind>_options={name: value}``: options for the backend chosen for that kind (strings,
+        numbers, booleans).
+    """
     state = config.snapshot()
     use(*names, **kinds_and_options)
     try:
@@ -172,3 +196,17 @@ __all__ = [
     "use",
     "using",
 ]
+
+
+def _loaded_submodules() -> list[str]:
+    """The public submodules imported so far (cuplug.driver, cuplug.gpuarray, ...)."""
+    return [
+        name
+        for name, value in globals().items()
+        if not name.startswith("_")
+        and isinstance(value, type(_toolkit))
+        and value.__name__ == f"{__name__}.{name}"
+    ]
+
+
+__dir__ = _public_dir(__all__, _loaded_submodules)

@@ -42,7 +42,22 @@ def _format_channels(dtype):
 
 
 def matrix_to_array(matrix, order, allow_double_hack=False):
-    """A 2-D host matrix as a 2D Array (order "C": rows are rows; "F": columns are rows)."""
+    """A 2-D host matrix as a 2D Array (order "C": rows are rows; "F": columns are rows).
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        A 2-D host array.
+    order : str
+        "C" or "F".
+    allow_double_hack : bool
+        Store float64 as two int32 channels.
+
+    Returns
+    -------
+    Array
+        The CUDA array.
+    """
     if order.upper() == "C":
         h, w = matrix.shape
         stride = 0
@@ -116,7 +131,22 @@ def _copy_into(ary, set_source, row_bytes, h, d, three_d):
 
 
 def np_to_array(nparray, order, allowSurfaceBind=False):  # noqa: N803 (PyCUDA's name)
-    """A 2-D or 3-D host array as an Array (allowSurfaceBind: layered, SURFACE_LDST)."""
+    """A 2-D or 3-D host array as an Array (allowSurfaceBind: layered, SURFACE_LDST).
+
+    Parameters
+    ----------
+    nparray : numpy.ndarray
+        A 2-D or 3-D host array.
+    order : str
+        "C" or "F".
+    allowSurfaceBind : bool
+        Make a layered array with SURFACE_LDST.
+
+    Returns
+    -------
+    Array
+        The CUDA array.
+    """
     descr, h, d, stride = _descriptor(
         nparray.shape, order, nparray.dtype, allowSurfaceBind, "np_to_array"
     )
@@ -128,7 +158,22 @@ def np_to_array(nparray, order, allowSurfaceBind=False):  # noqa: N803 (PyCUDA's
 
 
 def gpuarray_to_array(gpuarray, order, allowSurfaceBind=False):  # noqa: N803 (PyCUDA's name)
-    """A 2-D or 3-D GPUArray as an Array, copied on the device."""
+    """A 2-D or 3-D GPUArray as an Array, copied on the device.
+
+    Parameters
+    ----------
+    gpuarray : GPUArray
+        A 2-D or 3-D array.
+    order : str
+        "C" or "F".
+    allowSurfaceBind : bool
+        Make a layered array with SURFACE_LDST.
+
+    Returns
+    -------
+    Array
+        The CUDA array.
+    """
     descr, h, d, stride = _descriptor(
         gpuarray.shape, order, gpuarray.dtype, allowSurfaceBind, "gpuarray_to_array"
     )
@@ -141,7 +186,20 @@ def gpuarray_to_array(gpuarray, order, allowSurfaceBind=False):  # noqa: N803 (P
 
 def make_multichannel_2d_array(ndarray, order):
     """An (h, w, channels) array (order "C") or (channels, w, h) (order "F") as a 2D Array of
-    1, 2 or 4 channels."""
+    1, 2 or 4 channels.
+
+    Parameters
+    ----------
+    ndarray : numpy.ndarray
+        The host data with its channel axis.
+    order : str
+        "C" or "F".
+
+    Returns
+    -------
+    Array
+        The CUDA array.
+    """
     if order.upper() == "C":
         h, w, num_channels = ndarray.shape
         stride = 0
@@ -173,8 +231,30 @@ class TextureReference:
 
 
 def bind_array_to_texref(ary, texref):
+    """Raises NotSupportedError: texture references were removed in CUDA 12 (use
+    TextureObject).
+
+    Parameters
+    ----------
+    ary : Array
+        Ignored.
+    texref : object
+        Ignored.
+    """
     raise NotSupportedError(f"bind_array_to_texref: {_TEXREF_GONE}")
 
 
 def matrix_to_texref(matrix, texref, order):
+    """Raises NotSupportedError: texture references were removed in CUDA 12 (use
+    TextureObject).
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        Ignored.
+    texref : object
+        Ignored.
+    order : str
+        "C" or "F".
+    """
     raise NotSupportedError(f"matrix_to_texref: {_TEXREF_GONE}")

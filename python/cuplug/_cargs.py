@@ -34,6 +34,8 @@ _DECLARATOR = re.compile(r"(\**)\s*([_a-zA-Z0-9]+)(\s*\[[ 0-9]*\])*\s*$")
 
 
 class Argument:
+    """A kernel argument parsed from a C declaration: its NumPy ``dtype`` and ``name``."""
+
     def __init__(self, dtype, name):
         self.dtype = np.dtype(dtype)
         self.name = name
@@ -43,18 +45,25 @@ class Argument:
 
 
 class VectorArg(Argument):
+    """A pointer argument (``float *x``): device memory of ``dtype`` elements."""
+
     struct_char = "P"
 
     def declarator(self):
+        """The C declaration, e.g. ``float *x``."""
         return f"{_dtype_to_ctype(self.dtype)} *{self.name}"
 
 
 class ScalarArg(Argument):
+    """A scalar argument (``float a``) passed by value."""
+
     def declarator(self):
+        """The C declaration, e.g. ``float a``."""
         return f"{_dtype_to_ctype(self.dtype)} {self.name}"
 
     @property
     def struct_char(self):
+        """The argument's struct module format character (``'f'``, ``'i'``, ...)."""
         result = self.dtype.char
         if result == "V":
             result = f"{self.dtype.itemsize}s"
@@ -62,7 +71,18 @@ class ScalarArg(Argument):
 
 
 def parse_c_arg(c_arg):
-    """ScalarArg or VectorArg of a C declaration such as "const float *x" or "int n"."""
+    """ScalarArg or VectorArg of a C declaration such as "const float *x" or "int n".
+
+    Parameters
+    ----------
+    c_arg : str
+        One C parameter declaration.
+
+    Returns
+    -------
+    ScalarArg | VectorArg
+        The argument.
+    """
     for qualifier in _QUALIFIERS:
         c_arg = c_arg.replace(qualifier, "")
 
@@ -77,7 +97,18 @@ def parse_c_arg(c_arg):
 
 
 def get_arg_type(c_arg):
-    """The struct format character of a C declaration ("P" for pointers)."""
+    """The struct format character of a C declaration ("P" for pointers).
+
+    Parameters
+    ----------
+    c_arg : str
+        One C parameter declaration.
+
+    Returns
+    -------
+    str
+        Its struct format character.
+    """
     return parse_c_arg(c_arg).struct_char
 
 
@@ -89,7 +120,20 @@ def parse_arguments(arguments, taken=KERNEL_NAMES) -> list:
     """VectorArg/ScalarArg list of a C argument list ("float *z, const float *x, int n") or of
     a list of VectorArg/ScalarArg (returned as a list). ValueError naming the bad declaration;
     duplicate names and names the generated kernel uses itself (``taken``, ``cuplug_*``) are
-    refused."""
+    refused.
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        A C argument list, or arguments already parsed.
+    taken : collections.abc.Collection[str]
+        Names the arguments may not have.
+
+    Returns
+    -------
+    list[Argument]
+        The arguments.
+    """
     if isinstance(arguments, str):
         parts = [p.strip() for p in arguments.split(",")]
         if not arguments.strip() or any(not p for p in parts):

@@ -35,7 +35,7 @@ __all__ = [
 
 
 class TypeNameNotKnown(RuntimeError):  # noqa: N818 (PyCUDA's name)
-    pass
+    """A dtype has no registered C type name (register it with get_or_register_dtype)."""
 
 
 class _DTypeRegistry:
@@ -46,7 +46,20 @@ class _DTypeRegistry:
     def get_or_register_dtype(self, c_names, dtype=None):
         """With dtype=None: the dtype registered for the C type name(s) (TypeNameNotKnown if
         none). Otherwise registers dtype under the names and returns the registered dtype
-        object; a name already registered to a different dtype is a RuntimeError."""
+        object; a name already registered to a different dtype is a RuntimeError.
+
+        Parameters
+        ----------
+        c_names : str | list[str]
+            The C type name(s).
+        dtype : numpy.typing.DTypeLike | None
+            The dtype to register under them; None: look the name up.
+
+        Returns
+        -------
+        numpy.dtype
+            The dtype.
+        """
         if isinstance(c_names, str):
             c_names = [c_names]
 
@@ -121,7 +134,17 @@ _fill_dtype_registry()
 
 
 def register_dtype(dtype, c_names, alias_ok=False):
-    """Deprecated: use get_or_register_dtype."""
+    """Deprecated: use get_or_register_dtype.
+
+    Parameters
+    ----------
+    dtype : numpy.typing.DTypeLike
+        The dtype.
+    c_names : str | list[str]
+        Its C type name(s).
+    alias_ok : bool
+        Whether a dtype already registered under another name may get this one too.
+    """
     warnings.warn(
         "register_dtype is deprecated. Use get_or_register_dtype instead.",
         DeprecationWarning,
@@ -148,7 +171,20 @@ _TEX_HACK = {
 
 def dtype_to_ctype(dtype, with_fp_tex_hack=False):
     """The registered C type name of a dtype ("float", "unsigned int",
-    "cuda::std::complex<float>", a name given to get_or_register_dtype, ...)."""
+    "cuda::std::complex<float>", a name given to get_or_register_dtype, ...).
+
+    Parameters
+    ----------
+    dtype : numpy.typing.DTypeLike
+        The dtype.
+    with_fp_tex_hack : bool
+        PyCUDA's texture flag: fp_tex_float / fp_tex_double for float types.
+
+    Returns
+    -------
+    str
+        The C type name.
+    """
     if dtype is None:
         raise ValueError("dtype may not be None")
     dtype = np.dtype(dtype)

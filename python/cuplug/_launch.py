@@ -33,11 +33,19 @@ class ArgumentHandler:
             ) from None
 
     def get_device_alloc(self):
+        """The device memory standing for the array (allocated on first use, its nbytes)."""
         if self.dev_alloc is None:
             self.dev_alloc = mem_alloc(self._nbytes())
         return self.dev_alloc
 
     def pre_call(self, stream):
+        """Runs before the launch: nothing here; In copies the array to the device.
+
+        Parameters
+        ----------
+        stream : Stream | None
+            The launch's stream (the copy is synchronous, as PyCUDA's).
+        """
         pass
 
 
@@ -49,6 +57,13 @@ class In(ArgumentHandler):
         _check_host_buffer(self.array, False, type(self).__name__, "the array")
 
     def pre_call(self, stream):
+        """Copies the array to the device before the launch.
+
+        Parameters
+        ----------
+        stream : Stream | None
+            The launch's stream (the copy is synchronous, as PyCUDA's).
+        """
         memcpy_htod(self.get_device_alloc(), self.array)
 
 
@@ -60,6 +75,13 @@ class Out(ArgumentHandler):
         _check_host_buffer(self.array, True, type(self).__name__, "the array")
 
     def post_call(self, stream):
+        """Copies the device memory back into the array after the launch.
+
+        Parameters
+        ----------
+        stream : Stream | None
+            The launch's stream (the copy is synchronous, as PyCUDA's).
+        """
         memcpy_dtoh(self.array, self.get_device_alloc())
 
 

@@ -98,7 +98,18 @@ _nvcc_versions = {}
 
 def get_nvcc_version(nvcc="nvcc"):
     """``nvcc --version``'s output (memoized); warns and says "nvcc unknown version" when nvcc
-    cannot be run."""
+    cannot be run.
+
+    Parameters
+    ----------
+    nvcc : str
+        The nvcc to ask.
+
+    Returns
+    -------
+    str
+        Its version text.
+    """
     if nvcc not in _nvcc_versions:
         try:
             p = _run([_find_nvcc(nvcc), "--version"])
@@ -113,7 +124,22 @@ def get_nvcc_version(nvcc="nvcc"):
 
 
 def preprocess_source(source, options, nvcc):
-    """``source`` after nvcc's preprocessor (nvcc -E) with ``options``."""
+    """``source`` after nvcc's preprocessor (nvcc -E) with ``options``.
+
+    Parameters
+    ----------
+    source : str
+        The CUDA C++ source.
+    options : list[str]
+        nvcc options (defines, include folders).
+    nvcc : str
+        The nvcc to run.
+
+    Returns
+    -------
+    str
+        The preprocessed source.
+    """
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="cuplug-pp-") as tmp:

@@ -48,12 +48,39 @@ class DebugMemoryPool(DeviceMemoryPool):
         self._mnemonics: dict[tuple, str] = {}
 
     def describe(self, stack, size):
-        """A short name for a call site: the innermost function names, numbered per site."""
+        """A short name for a call site: the innermost function names, numbered per site.
+
+        Parameters
+        ----------
+        stack : tuple[str, ...]
+            The call site's function names, outermost first.
+        size : int
+            The request, in bytes.
+
+        Returns
+        -------
+        str
+            The site's name.
+        """
         if stack not in self._mnemonics:
             self._mnemonics[stack] = f"site{len(self._mnemonics)}:{'/'.join(stack[-3:])}"
         return self._mnemonics[stack]
 
     def allocate(self, size, stream=None):
+        """A block from the pool, traced: prints the call site and the pool's holdings.
+
+        Parameters
+        ----------
+        size : int
+            Bytes.
+        stream : Stream | None
+            The stream the allocation is ordered on.
+
+        Returns
+        -------
+        PooledDeviceAllocation
+            The block.
+        """
         stack = tuple(frame.name for frame in traceback.extract_stack()[:-1])
         description = self.describe(stack, size)
         histogram: dict[tuple, int] = {}

@@ -26,7 +26,18 @@ _NO_64_BIT = (
 
 
 def dtype_to_array_format(dtype):
-    """PyCUDA's mapping: uint8/16/32, int8/16/32 and float32 (float16 too, beyond PyCUDA)."""
+    """PyCUDA's mapping: uint8/16/32, int8/16/32 and float32 (float16 too, beyond PyCUDA).
+
+    Parameters
+    ----------
+    dtype : numpy.typing.DTypeLike
+        An element type.
+
+    Returns
+    -------
+    array_format
+        The CUDA array format.
+    """
     fmt = _FORMATS.get(np.dtype(dtype))
     if fmt is None:
         raise TypeError(f"cannot convert dtype '{np.dtype(dtype)}' to array format")

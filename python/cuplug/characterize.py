@@ -4,6 +4,7 @@ import struct
 
 import numpy as np
 
+from cuplug._public import public_dir as _public_dir
 from cuplug.tools import context_dependent_memoize
 
 
@@ -28,7 +29,20 @@ def has_double_support():
 
 @context_dependent_memoize
 def sizeof(type_name, preamble=""):
-    """sizeof(type_name) in device code, after `preamble`: compiles and runs a 1-thread kernel."""
+    """sizeof(type_name) in device code, after `preamble`: compiles and runs a 1-thread kernel.
+
+    Parameters
+    ----------
+    type_name : str
+        A C/C++ type.
+    preamble : str
+        Source before the kernel (includes, typedefs).
+
+    Returns
+    -------
+    int
+        The type's size in device code, in bytes.
+    """
     import cuplug.driver as cuda
     from cuplug.compiler import SourceModule
 
@@ -48,3 +62,8 @@ def sizeof(type_name, preamble=""):
     mod.get_function("write_size")(buffer, block=(1, 1, 1), grid=(1, 1))
     cuda.memcpy_dtoh(output, buffer)
     return int(output[0])
+
+
+__all__ = ["has_double_support", "has_stack", "platform_bits", "sizeof"]
+
+__dir__ = _public_dir(__all__)

@@ -28,6 +28,7 @@ from cuplug._loaded_modules import NamedModule as _NamedModule
 from cuplug._loaded_modules import clear_module_cache, load_module
 from cuplug._loaded_modules import current_context as _current_context
 from cuplug._nvcc import get_nvcc_version, preprocess_source
+from cuplug._public import public_dir as _public_dir
 
 _cc = _core._compiler
 
@@ -285,7 +286,38 @@ def compile(
     """Compiles CUDA C++ ``source`` to ``target`` ("cubin", "ptx", "fatbin" (nvcc only) or
     "ltoir" (nvrtc only)) and returns the bytes. Unless ``no_extern_c``, the source is wrapped
     in ``extern "C"``. ``options=None`` means DEFAULT_NVCC_FLAGS. ``nvcc`` is the nvcc run when
-    the backend is nvcc. ``cache_dir=False`` keeps results off disk. Raises CompileError."""
+    the backend is nvcc. ``cache_dir=False`` keeps results off disk. Raises CompileError.
+
+    Parameters
+    ----------
+    source : str
+        The CUDA C++ source.
+    nvcc : str
+        The nvcc run by the nvcc backend.
+    options : list[str] | None
+        Compiler options; None: DEFAULT_NVCC_FLAGS.
+    keep : bool
+        Keep the compiler's files (their folder is printed).
+    no_extern_c : bool
+        Leave the source out of ``extern "C"``.
+    arch : str | None
+        The target, e.g. "sm_90"; None: the current device's.
+    code : str | None
+        nvcc's -code (nvcc only).
+    cache_dir : str | bool | None
+        The compile cache's folder; False: no disk cache; None: the default.
+    include_dirs : list[str]
+        Extra include folders.
+    target : str
+        "cubin", "ptx", "fatbin" (nvcc only) or "ltoir" (nvrtc only).
+    backend : str | None
+        The compiler backend; None: the selected one.
+
+    Returns
+    -------
+    bytes
+        The compiled image.
+    """
     result, _, _ = _compile(
         source,
         nvcc=nvcc,
@@ -303,7 +335,28 @@ def compile(
 
 
 def compile_plain(source, options, keep, nvcc, cache_dir, target="cubin"):
-    """PyCUDA's inner step: ``source`` as is (no extern "C"), ``options`` as given."""
+    """PyCUDA's inner step: ``source`` as is (no extern "C"), ``options`` as given.
+
+    Parameters
+    ----------
+    source : str
+        The CUDA C++ source, as is.
+    options : list[str]
+        Compiler options.
+    keep : bool
+        Keep the compiler's files.
+    nvcc : str
+        The nvcc run by the nvcc backend.
+    cache_dir : str | bool | None
+        The compile cache's folder; False: no disk cache.
+    target : str
+        "cubin", "ptx", "fatbin" (nvcc only) or "ltoir" (nvrtc only).
+
+    Returns
+    -------
+    bytes
+        The compiled image.
+    """
     result, _, _ = _compile(
         source,
         nvcc=nvcc,
@@ -404,6 +457,19 @@ class DynamicModule(_LinkedModule):
         self.backend = backend
 
     def add_source(self, source, nvcc_options=None, name="kernel.ptx", name_expressions=None):
+        """Compiles CUDA source to PTX and adds it to the link.
+
+        Parameters
+        ----------
+        source : str
+            The CUDA C++ source.
+        nvcc_options : list[str], optional
+            Compiler options for this source.
+        name : str
+            The name the linker's messages give it.
+        name_expressions : list[str], optional
+            C++ names (templates, overloads) whose lowered names the module should know.
+        """
         result, _, _ = _compile(
             source,
             nvcc=self.nvcc,
@@ -463,3 +529,6 @@ class DynamicSourceModule(DynamicModule):
         self.add_source(source, nvcc_options=options, name_expressions=name_expressions)
         self.add_stdlib("cudadevrt")
         self.link()
+
+
+__dir__ = _public_dir(__all__)

@@ -19,6 +19,8 @@ import types
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from cuplug._public import public_dir as _public_dir
+
 from . import _core
 
 if sys.version_info >= (3, 11):
@@ -76,7 +78,18 @@ def _check_kind(kind: str) -> str:
 
 
 def selected(kind: str) -> Choice:
-    """The backend chosen for ``kind`` and the layer that chose it."""
+    """The backend chosen for ``kind`` and the layer that chose it.
+
+    Parameters
+    ----------
+    kind : str
+        A backend kind: 'allocator', 'compiler', 'launcher', 'rng' or 'interop'.
+
+    Returns
+    -------
+    Choice
+        The backend's name, and the layer that chose it.
+    """
     choice = Choice(*_backends.selected(_check_kind(kind)))
     choice.kind = kind
     return choice
@@ -89,14 +102,40 @@ def selection() -> dict[str, Choice]:
 
 def options(kind: str, name: str | None = None) -> dict[str, str]:
     """Options a backend gets (file table overlaid with options given to ``cuplug.use()``);
-    ``name`` defaults to the selected backend of ``kind``."""
+    ``name`` defaults to the selected backend of ``kind``.
+
+    Parameters
+    ----------
+    kind : str
+        A backend kind: 'allocator', 'compiler', 'launcher', 'rng' or 'interop'.
+    name : str | None
+        A backend name; None: the one selected for ``kind``.
+
+    Returns
+    -------
+    dict[str, str]
+        The options, as strings.
+    """
     if name is None:
         name = selected(kind).name
     return dict(_backends.plugin_options(_check_kind(kind), name))
 
 
 def option_string(key: str, value: object) -> str:
-    """Plugin options are strings in the core; numbers and booleans are written as TOML does."""
+    """Plugin options are strings in the core; numbers and booleans are written as TOML does.
+
+    Parameters
+    ----------
+    key : str
+        The option's name (for the error message).
+    value : str | int | float | bool
+        Its value.
+
+    Returns
+    -------
+    str
+        The value as the core stores it.
+    """
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, str)):
@@ -108,7 +147,17 @@ def option_string(key: str, value: object) -> str:
 
 
 def set_options(kind: str, name: str, values: Mapping[str, object]) -> None:
-    """Replaces the options set from Python for plugin ``kind.name`` (``{}`` clears them)."""
+    """Replaces the options set from Python for plugin ``kind.name`` (``{}`` clears them).
+
+    Parameters
+    ----------
+    kind : str
+        A backend kind: 'allocator', 'compiler', 'launcher', 'rng' or 'interop'.
+    name : str
+        The backend's name.
+    values : Mapping[str, object]
+        Option names and values (strings, numbers, booleans).
+    """
     converted = {str(k): option_string(f"{kind}.{name}.{k}", v) for k, v in values.items()}
     _backends.set_explicit_options(_check_kind(kind), name, converted)
     if converted:
@@ -124,7 +173,13 @@ def snapshot() -> tuple[dict[str, str | None], dict[tuple[str, str], dict[str, s
 
 
 def restore(state: tuple[dict[str, str | None], dict[tuple[str, str], dict[str, str]]]) -> None:
-    """Puts back an explicit layer taken with snapshot()."""
+    """Puts back an explicit layer taken with snapshot().
+
+    Parameters
+    ----------
+    state : tuple
+        What snapshot() returned.
+    """
     choices, saved_options = state
     for kind, name in choices.items():
         _backends.set_explicit(kind, name)
@@ -196,7 +251,18 @@ def parse_file(path: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
 
     Raises ConfigError naming the file and the offending key, and for a file that is not
     trusted (someone but root and you could change it: see docs/security.md), not UTF-8, not
-    TOML, nested too deeply or larger than _MAX_FILE_BYTES."""
+    TOML, nested too deeply or larger than _MAX_FILE_BYTES.
+
+    Parameters
+    ----------
+    path : str
+        The TOML file.
+
+    Returns
+    -------
+    tuple[dict[str, str], dict[str, dict[str, str]]]
+        The backend choices by kind, and the options by "kind.name".
+    """
     # The core checks who could change the file and opens it; we read what it checked.
     fd = _backends.open_config_file(path)
     try:
@@ -273,7 +339,19 @@ def parse_file(path: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
 
 def load(path: str | None = None) -> str | None:
     """Reads the config file (``path``, or the one config_path() names) into the core's file
-    layer, replacing what was there; returns the path read, or None when there is no file."""
+    layer, replacing what was there; returns the path read, or None when there is no file.
+
+    Parameters
+    ----------
+    path : str | None
+        A TOML file; None: the one config_path() names (``CUPLUG_CONFIG``, then the user's
+        file).
+
+    Returns
+    -------
+    str | None
+        The path read, or None when there is no file.
+    """
     if path is None:
         path = config_path()
     if path is None:
@@ -328,5 +406,27 @@ class _ConfigModule(types.ModuleType):
     def __repr__(self) -> str:
         return describe()
 
+
+__all__ = [
+    "KINDS",
+    "Choice",
+    "ConfigError",
+    "config_path",
+    "describe",
+    "file",
+    "load",
+    "option_string",
+    "options",
+    "parse_file",
+    "reset",
+    "restore",
+    "selected",
+    "selection",
+    "set_options",
+    "snapshot",
+    "user_config_path",
+]
+# The kinds read as attributes (cuplug.config.allocator) are public too.
+__dir__ = _public_dir(__all__, lambda: KINDS)
 
 sys.modules[__name__].__class__ = _ConfigModule

@@ -18,12 +18,14 @@ PyCUDA did (truncated to int). ``frexp`` returns int32 exponents (NumPy's; PyCUD
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from cuplug import _dtypes
+from cuplug._public import public_dir as _public_dir
 
 # Constants the expressions use, spelled out: NVRTC has no M_PI without <math.h>.
 _LN2 = "R(0.693147180559945309417232121458176568)"
@@ -52,14 +54,17 @@ class MathFunction:
 
     @property
     def ufunc(self) -> np.ufunc:
+        """The NumPy ufunc it matches (results are checked against it)."""
         return getattr(np, self.numpy)
 
     @property
     def nin(self) -> int:
+        """How many input arrays it takes."""
         return self.ufunc.nin
 
     @property
     def nout(self) -> int:
+        """How many arrays it returns."""
         return self.ufunc.nout
 
 
@@ -164,7 +169,13 @@ for _row in FUNCTIONS:
 
 
 def function(name: str) -> MathFunction:
-    """The table row of a cumath function name (either spelling)."""
+    """The table row of a cumath function.
+
+    Parameters
+    ----------
+    name : str
+        The function's name, in either spelling (``arcsin`` or ``asin``).
+    """
     try:
         return _BY_NAME[name]
     except KeyError:
@@ -443,12 +454,35 @@ def _make(fn: MathFunction, name: str):
             out, stream = _pycuda_positional(fn, rest, out, stream)
         return _apply(fn, operands, out, stream)
 
-    operands = "x" if fn.nin == 1 else "x1, x2"
-    outputs = "the result" if fn.nout == 1 else "a tuple of the two results"
+    names = ["x"] if fn.nin == 1 else ["x1", "x2"]
+    outputs = "GPUArray" if fn.nout == 1 else "tuple[GPUArray, GPUArray]"
     call.__name__ = call.__qualname__ = name
+    # What help() and Sphinx show: the operands by name (PyCUDA's positional out and stream
+    # still work through *args).
+    param = inspect.Parameter
+    call.__signature__ = inspect.Signature(
+        [param(n, param.POSITIONAL_ONLY, annotation="GPUArray") for n in names]
+        + [
+            param("out", param.KEYWORD_ONLY, default=None, annotation="GPUArray | None"),
+            param("stream", param.KEYWORD_ONLY, default=None, annotation="Stream | None"),
+        ],
+        return_annotation=outputs,
+    )
+    operand_docs = "".join(
+        f"    {n} : GPUArray | scalar\n        An operand "
+        "(NumPy broadcasting and type promotion).\n"
+        for n in names
+    )
     call.__doc__ = (
-        f"{name}({operands}, out=None, stream=None): numpy.{fn.numpy} on the GPU; returns "
-        f"{outputs} (a new GPUArray, or out)."
+        f"numpy.{fn.numpy} on the GPU, element by element.\n\n"
+        "    Parameters\n    ----------\n"
+        f"{operand_docs}"
+        "    out : GPUArray, optional\n        Where the result goes"
+        f"{' (a tuple of two arrays)' if fn.nout == 2 else ''}; None: a new array.\n"
+        "    stream : Stream, optional\n        The stream the kernel runs on.\n\n"
+        "    Returns\n    -------\n"
+        f"    {outputs}\n        The result{'s' if fn.nout == 2 else ''} (``out`` when "
+        "given).\n"
     )
     return call
 
@@ -459,3 +493,5 @@ for _row in FUNCTIONS:
 del _row, _name
 
 __all__ = sorted(_BY_NAME) + ["FUNCTIONS", "MathFunction", "function"]
+
+__dir__ = _public_dir(__all__)

@@ -17,6 +17,7 @@ import random as _random
 import numpy as np
 
 from cuplug import _core, _rng
+from cuplug._public import public_dir as _public_dir
 
 __all__ = [
     "MRG32k3aRandomNumberGenerator",
@@ -44,7 +45,22 @@ _rand_stream = None
 
 def rand(shape, dtype=np.float32, stream=None):
     """A GPUArray of uniform values in (0, 1] (float32, float64) or random bits (int32,
-    uint32), from the selected rng backend, continuing one process-wide stream."""
+    uint32), from the selected rng backend, continuing one process-wide stream.
+
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The result's shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        float32, float64, int32 or uint32.
+    stream : Stream | None
+        The stream the fill is ordered on.
+
+    Returns
+    -------
+    GPUArray
+        The values.
+    """
     global _rand_stream
     from cuplug import gpuarray
 
@@ -135,7 +151,20 @@ def _default_table(table, count, dtype, width):
 
 def generate_direction_vectors(count, direction=None):
     """cuRAND's Sobol direction vectors for `count` generators: a (count, 32) uint32 GPUArray,
-    (count, 64) uint64 for the 64-bit sets. direction=None means VECTOR_32."""
+    (count, 64) uint64 for the 64-bit sets. direction=None means VECTOR_32.
+
+    Parameters
+    ----------
+    count : int
+        Generators (dimensions).
+    direction : direction_vector_set | None
+        Which set; None: VECTOR_32.
+
+    Returns
+    -------
+    GPUArray
+        The vectors.
+    """
     if direction is None:
         direction = direction_vector_set.VECTOR_32
     try:
@@ -146,24 +175,68 @@ def generate_direction_vectors(count, direction=None):
 
 
 def generate_scramble_constants32(count):
-    """cuRAND's 32-bit scramble constants for `count` generators (uint32 GPUArray)."""
+    """cuRAND's 32-bit scramble constants for `count` generators (uint32 GPUArray).
+
+    Parameters
+    ----------
+    count : int
+        Generators (dimensions).
+
+    Returns
+    -------
+    GPUArray
+        The constants.
+    """
     return _table("scramble32_constants", count, np.uint32, 1)
 
 
 def generate_scramble_constants64(count):
-    """cuRAND's 64-bit scramble constants for `count` generators (uint64 GPUArray)."""
+    """cuRAND's 64-bit scramble constants for `count` generators (uint64 GPUArray).
+
+    Parameters
+    ----------
+    count : int
+        Generators (dimensions).
+
+    Returns
+    -------
+    GPUArray
+        The constants.
+    """
     return _table("scramble64_constants", count, np.uint64, 1)
 
 
 def seed_getter_uniform(n):
-    """An int32 GPUArray of `n` copies of one random seed."""
+    """An int32 GPUArray of `n` copies of one random seed.
+
+    Parameters
+    ----------
+    n : int
+        How many seeds.
+
+    Returns
+    -------
+    GPUArray
+        The seeds.
+    """
     from cuplug import gpuarray
 
     return gpuarray.empty([n], np.int32).fill(_random.randint(0, 2**31 - 1))
 
 
 def seed_getter_unique(n):
-    """An int32 GPUArray of `n` random seeds."""
+    """An int32 GPUArray of `n` random seeds.
+
+    Parameters
+    ----------
+    n : int
+        How many seeds.
+
+    Returns
+    -------
+    GPUArray
+        The seeds.
+    """
     from cuplug import gpuarray
 
     return gpuarray.to_gpu(np.random.randint(0, 2**31 - 1, n).astype(np.int32))
@@ -373,6 +446,15 @@ class _DeviceGenerator:
     # ---- fills ------------------------------------------------------------------------------
 
     def fill_uniform(self, data, stream=None):
+        """Fills ``data`` with uniform values: floats in (0, 1], or random bits for integers.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32, float64, (u)int32 or (u)int64 elements, all overwritten.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype == np.float32:
             name = "uniform_float"
         elif data.dtype == np.float64:
@@ -392,12 +474,32 @@ class _DeviceGenerator:
         return base, data.size
 
     def fill_normal(self, data, stream=None):
+        """Fills ``data`` with standard normal values (mean 0, standard deviation 1).
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64 elements, all overwritten.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype not in _rng.FLOAT_DTYPES:
             raise NotImplementedError
         name, n = self._pairs("normal_" + ("float" if data.dtype == np.float32 else "double"), data)
         self._launch(self.generators[name], stream, data.gpudata, n)
 
     def fill_log_normal(self, data, mean, stddev, stream=None):
+        """Fills ``data`` with log-normal values: exp of normal values of ``mean``, ``stddev``.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64 elements, all overwritten.
+        mean, stddev : float
+            The underlying normal distribution's mean and standard deviation.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype not in _rng.FLOAT_DTYPES:
             raise NotImplementedError
         f32 = data.dtype == np.float32
@@ -406,8 +508,18 @@ class _DeviceGenerator:
         self._launch(self.generators[name], stream, data.gpudata, cast(mean), cast(stddev), n)
 
     def fill_poisson(self, data, lambda_value=None, stream=None):
-        """lambda_value given: uint32 counts with that mean. None: each element of `data`
-        (float32, float64 or uint32) is the mean of its own count, which replaces it."""
+        """Fills ``data`` with Poisson counts.
+
+        Parameters
+        ----------
+        data : GPUArray
+            uint32 counts; with ``lambda_value`` None, float32, float64 or uint32 elements each
+            holding the mean of its own count, which replaces it.
+        lambda_value : float, optional
+            The mean of every count.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if lambda_value is None:
             kinds = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
             kinds[np.dtype(np.uint32)] = "int"
@@ -432,15 +544,63 @@ class _DeviceGenerator:
         return result
 
     def gen_uniform(self, shape, dtype, stream=None):
+        """A new GPUArray of uniform values (see fill_uniform).
+
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            Its shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            Its element type.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self._gen(shape, dtype, self.fill_uniform, stream=stream)
 
     def gen_normal(self, shape, dtype, stream=None):
+        """A new GPUArray of standard normal values (see fill_normal).
+
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            Its shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            float32 or float64.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self._gen(shape, dtype, self.fill_normal, stream=stream)
 
     def gen_log_normal(self, shape, dtype, mean, stddev, stream=None):
+        """A new GPUArray of log-normal values (see fill_log_normal).
+
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            Its shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            float32 or float64.
+        mean, stddev : float
+            The underlying normal distribution's mean and standard deviation.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self._gen(shape, dtype, self.fill_log_normal, mean, stddev, stream=stream)
 
     def gen_poisson(self, shape, dtype, lambda_value, stream=None):
+        """A new GPUArray of Poisson counts of mean ``lambda_value`` (see fill_poisson).
+
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            Its shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            uint32.
+        lambda_value : float
+            The mean.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self._gen(shape, dtype, self.fill_poisson, lambda_value, stream=stream)
 
     # ---- skipping ---------------------------------------------------------------------------
@@ -453,7 +613,15 @@ class _DeviceGenerator:
         self._launch(self._skip_kernels[name + "_array"], stream, self.generator_count, i.gpudata)
 
     def call_skip_ahead(self, i, stream=None):
-        """Moves every generator `i` values on."""
+        """Moves every generator `i` values on.
+
+        Parameters
+        ----------
+        i : int
+            Values to skip.
+        stream : Stream | None
+            The stream the skip is ordered on.
+        """
         self._skip("skip_ahead", i, stream)
 
     def call_skip_ahead_array(self, i, stream=None):
@@ -514,9 +682,27 @@ class MRG32k3aRandomNumberGenerator(_PseudoGenerator):
     )
 
     def call_skip_ahead_subsequence(self, i, stream=None):
+        """Moves every generator ``i`` subsequences (2**67 values each) on.
+
+        Parameters
+        ----------
+        i : int
+            Subsequences to skip.
+        stream : Stream, optional
+            The stream the skip is ordered on.
+        """
         self._skip("skip_ahead_subsequence", i, stream)
 
     def call_skip_ahead_subsequence_array(self, i, stream=None):
+        """Moves each generator its own number of subsequences on.
+
+        Parameters
+        ----------
+        i : GPUArray
+            One count per generator (uint64).
+        stream : Stream, optional
+            The stream the skip is ordered on.
+        """
         self._skip_array("skip_ahead_subsequence", i, stream)
 
 
@@ -665,17 +851,29 @@ class PhiloxRandomNumberGenerator:
 
     @property
     def seed(self):
+        """The seed, an int in [0, 2**64)."""
         return self._stream.seed
 
     @property
     def offset(self):
+        """Where the next fill starts: one position per value drawn."""
         return self._stream.offset
 
     @property
     def backend(self):
+        """The rng backend drawing the values ("philox" or "curand")."""
         return self._stream.backend
 
     def fill_uniform(self, data, stream=None):
+        """Fills ``data`` with uniform values: floats in (0, 1], or random bits for integers.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32, float64, (u)int32 or (u)int64 elements, all overwritten.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype in _rng.FLOAT_DTYPES:
             self._stream.fill_float("uniform", data, stream)
         elif data.dtype in (np.int32, np.uint32, np.int64, np.uint64):
@@ -684,16 +882,47 @@ class PhiloxRandomNumberGenerator:
             raise NotImplementedError
 
     def fill_normal(self, data, stream=None):
+        """Fills ``data`` with standard normal values (mean 0, standard deviation 1).
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64 elements, all overwritten.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype not in _rng.FLOAT_DTYPES:
             raise NotImplementedError
         self._stream.fill_float("normal", data, stream)
 
     def fill_log_normal(self, data, mean, stddev, stream=None):
+        """Fills ``data`` with log-normal values: exp of normal values of ``mean``, ``stddev``.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64 elements, all overwritten.
+        mean, stddev : float
+            The underlying normal distribution's mean and standard deviation.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if data.dtype not in _rng.FLOAT_DTYPES:
             raise NotImplementedError
         self._stream.fill_float("lognormal", data, stream, mean=mean, stddev=stddev)
 
     def fill_poisson(self, data, lambda_value=None, stream=None):
+        """Fills ``data`` with Poisson counts of mean ``lambda_value``.
+
+        Parameters
+        ----------
+        data : GPUArray
+            uint32 elements, all overwritten.
+        lambda_value : float
+            The mean (required: per-element means need a device-API generator).
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         if lambda_value is None:
             raise NotImplementedError(
                 "PhiloxRandomNumberGenerator draws Poisson counts of one mean per call; "
@@ -710,5 +939,16 @@ class PhiloxRandomNumberGenerator:
     _gen = _DeviceGenerator._gen
 
     def call_skip_ahead(self, i, stream=None):
-        """Moves the stream `i` values on."""
+        """Moves the stream `i` values on.
+
+        Parameters
+        ----------
+        i : int
+            Values to skip.
+        stream : Stream | None
+            Ignored: skipping moves the offset on the host.
+        """
         self._stream.restart(self._stream.seed, self._stream.offset + int(i))
+
+
+__dir__ = _public_dir(__all__)

@@ -149,6 +149,7 @@ from cuplug._core import (
 )
 from cuplug._launch import ArgumentHandler, In, InOut, Out
 from cuplug._memory import from_device, from_device_like, mem_alloc_like, to_device
+from cuplug._public import public_dir as _public_dir
 from cuplug._textures import dtype_to_array_format
 
 __all__ = [
@@ -314,6 +315,15 @@ CUDA_DEBUGGING = False
 
 
 def set_debugging(flag=True):
-    """When set, cuplug.compiler disables its cache, keeps its files and compiles with -g -G."""
+    """When set, cuplug.compiler disables its cache, keeps its files and compiles with -g -G.
+
+    Parameters
+    ----------
+    flag : bool
+        True turns kernel debugging on, False off.
+    """
     global CUDA_DEBUGGING
     CUDA_DEBUGGING = flag
+
+
+__dir__ = _public_dir(__all__)

@@ -22,6 +22,7 @@ import numpy as np
 
 from cuplug._cargs import parse_arguments
 from cuplug._codegen import elementwise as _cg
+from cuplug._public import public_dir as _public_dir
 from cuplug.tools import ScalarArg, VectorArg
 
 __all__ = [
@@ -75,7 +76,32 @@ def get_elwise_module(
     after_loop="",
 ):
     """A SourceModule with kernel ``name(<arguments>, unsigned long long n)`` running the
-    operation for i in [0, n) over contiguous vectors (grid-stride loop)."""
+    operation for i in [0, n) over contiguous vectors (grid-stride loop).
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        The C argument list ("float *z, const float *x") or parsed arguments.
+    operation : str
+        The C statement(s) run for each index ``i``.
+    name : str
+        The kernel's name.
+    keep : bool
+        Keep the compiler's files.
+    options : list[str] | None
+        Compiler options.
+    preamble : str
+        Source before the kernel.
+    loop_prep : str
+        Statements before the loop.
+    after_loop : str
+        Statements after it.
+
+    Returns
+    -------
+    SourceModule
+        The compiled module.
+    """
     _check_name(name)
     source, _ = _module_source(
         parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, False
@@ -94,7 +120,32 @@ def get_elwise_range_module(
     after_loop="",
 ):
     """As get_elwise_module, the kernel taking ``n, start, stop, step`` after the arguments and
-    running i = start, start + step, ... before stop (negative steps too)."""
+    running i = start, start + step, ... before stop (negative steps too).
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        The C argument list ("float *z, const float *x") or parsed arguments.
+    operation : str
+        The C statement(s) run for each index ``i``.
+    name : str
+        The kernel's name.
+    keep : bool
+        Keep the compiler's files.
+    options : list[str] | None
+        Compiler options.
+    preamble : str
+        Source before the kernel.
+    loop_prep : str
+        Statements before the loop.
+    after_loop : str
+        Statements after it.
+
+    Returns
+    -------
+    SourceModule
+        The compiled module.
+    """
     _check_name(name)
     source, _ = _module_source(
         parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, True
@@ -117,7 +168,30 @@ def get_elwise_kernel_and_types(
     arguments, operation, name="kernel", keep=False, options=None, use_range=False, **kwargs
 ):
     """(module, prepared function, arguments): the arguments list ends with the ScalarArgs the
-    kernel takes after the user's (n; and start, stop, step for ranges)."""
+    kernel takes after the user's (n; and start, stop, step for ranges).
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        The C argument list ("float *z, const float *x") or parsed arguments.
+    operation : str
+        The C statement(s) run for each index ``i``.
+    name : str
+        The kernel's name.
+    keep : bool
+        Keep the compiler's files.
+    options : list[str] | None
+        Compiler options.
+    use_range : bool
+        The range form (start, stop, step).
+    **kwargs
+        preamble, loop_prep, after_loop.
+
+    Returns
+    -------
+    tuple[SourceModule, Function, list[Argument]]
+        The module, its prepared kernel and its full argument list.
+    """
     _check_kwargs(kwargs, "get_elwise_kernel_and_types")
     _check_name(name)
     arguments = parse_arguments(arguments)
@@ -138,7 +212,28 @@ def get_elwise_kernel_and_types(
 
 
 def get_elwise_kernel(arguments, operation, name="kernel", keep=False, options=None, **kwargs):
-    """The prepared function of get_elwise_kernel_and_types."""
+    """The prepared function of get_elwise_kernel_and_types.
+
+    Parameters
+    ----------
+    arguments : str | list[Argument]
+        The C argument list ("float *z, const float *x") or parsed arguments.
+    operation : str
+        The C statement(s) run for each index ``i``.
+    name : str
+        The kernel's name.
+    keep : bool
+        Keep the compiler's files.
+    options : list[str] | None
+        Compiler options.
+    **kwargs
+        As get_elwise_kernel_and_types.
+
+    Returns
+    -------
+    Function
+        The prepared kernel.
+    """
     _mod, func, _args = get_elwise_kernel_and_types(
         arguments, operation, name, keep, options, **kwargs
     )
@@ -328,6 +423,18 @@ class ElementwiseKernel:
     # }}}
 
     def get_texref(self, name, use_range=False):
+        """Raises NotImplementedError: texture references were removed in CUDA 12.
+
+        Parameters
+        ----------
+        name : str
+            The texture reference's name.
+        use_range : bool
+            PyCUDA's flag, ignored.
+        """
         raise NotImplementedError(
             "texture references were removed in CUDA 12; pass the array as a vector argument"
         )
+
+
+__dir__ = _public_dir(__all__)

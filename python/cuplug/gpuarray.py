@@ -65,6 +65,7 @@ from cuplug._array.reductions import (
 from cuplug._array.transfers import to_device, to_gpu, to_gpu_async
 from cuplug._array.vec import vec
 from cuplug._core import _array as _core_array
+from cuplug._public import public_dir as _public_dir
 
 __all__ = [
     "all",
@@ -130,7 +131,20 @@ __all__ = [
 
 
 def splay(n, dev=None):
-    """PyCUDA's launch geometry for n elements: (grid, block) for a grid-stride loop."""
+    """PyCUDA's launch geometry for n elements: (grid, block) for a grid-stride loop.
+
+    Parameters
+    ----------
+    n : int
+        Elements to cover.
+    dev : Device | None
+        The device; None: the current context's.
+
+    Returns
+    -------
+    tuple[tuple[int, int], tuple[int, int, int]]
+        (grid, block): blocks and threads per block.
+    """
     from cuplug import driver
 
     if dev is None:
@@ -151,3 +165,6 @@ def splay(n, dev=None):
 def _allocator_name():
     """The allocator backend arrays use now (a caching pool unless one was chosen)."""
     return _core_array.allocator_name()
+
+
+__dir__ = _public_dir(__all__)

@@ -37,6 +37,8 @@ import time
 import warnings
 from dataclasses import dataclass
 
+from cuplug._public import public_dir as _public_dir
+
 from . import _core
 
 _allocators = _core.allocators
@@ -69,7 +71,22 @@ def register_allocator(name: str, cls: type | None = None, *, description: str =
     Creating the backend calls ``cls(**options)`` with its configured options (strings); a
     TypeError or ValueError from the constructor is a ConfigError naming the backend. A later
     registration of the same name replaces the earlier one. Usable as a class decorator:
-    ``@cuplug.memory.register_allocator("mine")``."""
+    ``@cuplug.memory.register_allocator("mine")``.
+
+    Parameters
+    ----------
+    name : str
+        The backend name to register.
+    cls : type | None
+        An Allocator subclass; None: returns a class decorator.
+    description : str
+        What ``python -m cuplug info`` shows for it.
+
+    Returns
+    -------
+    type | collections.abc.Callable
+        ``cls``, or the decorator.
+    """
     if cls is None:
 
         def decorate(klass: type) -> type:
@@ -83,13 +100,37 @@ def register_allocator(name: str, cls: type | None = None, *, description: str =
 
 def create(name: str, **options) -> Allocator:
     """A new allocator of backend ``name`` (not the shared one): its configured options,
-    overlaid with ``options``. Its ``stats()`` count only what is done through it."""
+    overlaid with ``options``. Its ``stats()`` count only what is done through it.
+
+    Parameters
+    ----------
+    name : str
+        The backend name.
+    **options
+        Options overlaid on its configured ones (strings, numbers, booleans).
+
+    Returns
+    -------
+    Allocator
+        A new allocator.
+    """
     return _allocators.create(name, {k: _option_text(v) for k, v in options.items()})
 
 
 def backend(name: str) -> Allocator:
     """The shared allocator of backend ``name``, with its configured options: the object that
-    selecting it would use."""
+    selecting it would use.
+
+    Parameters
+    ----------
+    name : str
+        The backend name.
+
+    Returns
+    -------
+    Allocator
+        The shared allocator.
+    """
     return _allocators.backend(name)
 
 
@@ -102,7 +143,19 @@ def stats(allocator: Allocator | str | None = None) -> dict:
     """Statistics of an allocator (default: the current one) with its backend name:
     ``{'backend', 'kind', 'bytes_in_use', 'peak_bytes', 'bytes_held', 'allocations',
     'deallocations', 'failures'}``. bytes_in_use counts requested sizes; bytes_held is memory
-    a pool caches for reuse."""
+    a pool caches for reuse.
+
+    Parameters
+    ----------
+    allocator : Allocator | str | None
+        An allocator or a backend name; None: the current one.
+
+    Returns
+    -------
+    dict
+        Byte counts (bytes_in_use, peak_bytes, bytes_held) and event counts, with ``backend``
+        and ``kind``.
+    """
     if allocator is None:
         allocator = current()
     elif isinstance(allocator, str):
@@ -114,7 +167,18 @@ def stats(allocator: Allocator | str | None = None) -> dict:
 
 def free_held(allocator: Allocator | str | None = None) -> int:
     """Gives the memory an allocator (default: the current one) caches back; returns the bytes
-    released, 0 for allocators that cache nothing."""
+    released, 0 for allocators that cache nothing.
+
+    Parameters
+    ----------
+    allocator : Allocator | str | None
+        An allocator or a backend name; None: the current one.
+
+    Returns
+    -------
+    int
+        Bytes released.
+    """
     if allocator is None:
         allocator = current()
     elif isinstance(allocator, str):
@@ -162,7 +226,18 @@ def read_log(path: str | os.PathLike) -> list[LogEvent]:
 
     ValueError names the file and line of anything that is not a v1 event line. Where the log
     says events are missing (its file could not be written), a warning says how many: a replay
-    of such a log is not faithful."""
+    of such a log is not faithful.
+
+    Parameters
+    ----------
+    path : str | os.PathLike
+        The log file a "logging" allocator wrote.
+
+    Returns
+    -------
+    list[LogEvent]
+        Its events, in order.
+    """
     events = []
     missing = 0
     with open(path) as f:
@@ -213,7 +288,24 @@ def replay(
     the end are freed unless ``free_remaining`` is false. Returns a summary: ``events``,
     ``allocations``, ``deallocations``, ``failures`` (allocations that failed now),
     ``unmatched`` (frees of blocks the log never allocated), ``peak_bytes`` (of live requested
-    bytes during the replay), ``live_at_end`` and ``seconds``."""
+    bytes during the replay), ``live_at_end`` and ``seconds``.
+
+    Parameters
+    ----------
+    log : str | os.PathLike | list[LogEvent]
+        A log file, or its events from read_log().
+    allocator : Allocator | str | None
+        What to replay against; None: the current allocator.
+    stream : Stream | None
+        The stream every replayed event is ordered on.
+    free_remaining : bool
+        Whether blocks still live at the end are freed.
+
+    Returns
+    -------
+    dict
+        The summary described above.
+    """
     events = log if isinstance(log, list) else read_log(log)
     if allocator is None:
         allocator = current()
@@ -269,3 +361,6 @@ def replay(
             summary["deallocations"] += 1
     summary["seconds"] = time.perf_counter() - start
     return summary
+
+
+__dir__ = _public_dir(__all__)

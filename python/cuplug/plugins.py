@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from cuplug._public import public_dir as _public_dir
+
 from . import _core
 from . import config as _config
 
@@ -21,19 +23,54 @@ PluginError = _core.PluginError
 
 
 def available(kind: str | None = None) -> list[PluginInfo]:
-    """Loaded plugins, of one kind ("allocator", "compiler", ...) or all."""
+    """Loaded plugins, of one kind ("allocator", "compiler", ...) or all.
+
+    Parameters
+    ----------
+    kind : str | None
+        A backend kind ('allocator', 'compiler', ...); None: every kind.
+
+    Returns
+    -------
+    list[PluginInfo]
+        The loaded plugins.
+    """
     return list(_backends.available(kind))
 
 
 def names(kind: str) -> list[str]:
-    """Names of the loaded plugins of a kind, sorted."""
+    """Names of the loaded plugins of a kind, sorted.
+
+    Parameters
+    ----------
+    kind : str
+        A backend kind: 'allocator', 'compiler', 'launcher', 'rng' or 'interop'.
+
+    Returns
+    -------
+    list[str]
+        Their backend names, sorted.
+    """
     return list(_backends.names(kind))
 
 
 def unavailable_reason(kind: str, name: str | None = None) -> str | None:
     """None when a backend of ``kind`` named ``name`` (default: the one selected for ``kind``)
     is loaded, else why not: the kinds' built-in defaults may name plugins this installation
-    does not have (``rng = curand``, ``interop = gl``)."""
+    does not have (``rng = curand``, ``interop = gl``).
+
+    Parameters
+    ----------
+    kind : str
+        A backend kind: 'allocator', 'compiler', 'launcher', 'rng' or 'interop'.
+    name : str | None
+        A backend name; None: the one selected for ``kind``.
+
+    Returns
+    -------
+    str | None
+        None when it is loaded, else why not.
+    """
     if name is None:
         return _config.selected(kind).reason
     return _backends.unavailable_reason(kind, name)
@@ -61,7 +98,18 @@ def load(path: str | os.PathLike) -> PluginInfo:
 
     Raises PluginError saying why when the file is refused (wrong ABI, unsafe permissions, no
     manifest, a plugin of that kind and name already loaded from another file, ...). Loading a
-    file that is already loaded returns it again."""
+    file that is already loaded returns it again.
+
+    Parameters
+    ----------
+    path : str | os.PathLike
+        A plugin file (``lib*.so``).
+
+    Returns
+    -------
+    PluginInfo
+        The loaded plugin.
+    """
     path = os.path.abspath(os.fspath(path))
     if os.path.isdir(path):
         raise PluginError(
@@ -82,9 +130,36 @@ def load(path: str | os.PathLike) -> PluginInfo:
 
 def load_dir(path: str | os.PathLike) -> list[PluginCandidate]:
     """Loads every ``lib*.so`` in a folder; returns each file's outcome (a refused file does not
-    stop the others: look at ``.state`` and ``.reason``)."""
+    stop the others: look at ``.state`` and ``.reason``).
+
+    Parameters
+    ----------
+    path : str | os.PathLike
+        A folder of ``lib*.so`` plugin files.
+
+    Returns
+    -------
+    list[PluginCandidate]
+        Every file's outcome.
+    """
     path = os.path.abspath(os.fspath(path))
     if not os.path.isdir(path):
         what = "not a folder" if os.path.exists(path) else "no such folder"
         raise PluginError(f"cannot load plugins from {path}: {what}")
     return list(_backends.load(path))
+
+
+__all__ = [
+    "PluginCandidate",
+    "PluginError",
+    "PluginInfo",
+    "available",
+    "diagnostics",
+    "load",
+    "load_dir",
+    "names",
+    "package_dir",
+    "unavailable_reason",
+]
+
+__dir__ = _public_dir(__all__)

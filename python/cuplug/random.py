@@ -18,6 +18,7 @@ import operator
 import numpy as np
 
 from cuplug import _rng
+from cuplug._public import public_dir as _public_dir
 
 __all__ = ["Generator", "default_rng"]
 
@@ -67,6 +68,7 @@ class Generator:
 
     @property
     def seed(self) -> int:
+        """The seed, an int in [0, 2**64)."""
         return self._stream.seed
 
     @property
@@ -76,6 +78,7 @@ class Generator:
 
     @property
     def backend(self) -> str | None:
+        """The rng backend drawing the values; None: the selected one at each call."""
         return self._stream.backend
 
     @property
@@ -118,12 +121,48 @@ class Generator:
     # ---- distributions ----------------------------------------------------------------------
 
     def random(self, size=None, dtype=None, out=None, stream=None):
-        """Uniform values in (0, 1] (cuRAND's interval; NumPy's is [0, 1))."""
+        """Uniform values in (0, 1] (cuRAND's interval; NumPy's is [0, 1)).
+
+        Parameters
+        ----------
+        size : int | tuple[int, ...] | None
+            The result's shape, in elements; None: one value.
+        dtype : numpy.typing.DTypeLike | None
+            The element type; None: float64 (int64 for integers), or ``out``'s.
+        out : GPUArray | None
+            An array to fill instead of a new one.
+        stream : Stream | None
+            The stream the fill is ordered on.
+
+        Returns
+        -------
+        GPUArray
+            The values (``out`` when given).
+        """
         result = self._target(size, dtype, out, _rng.FLOAT_DTYPES, "random")
         return self._stream.fill_float("uniform", result, stream, "out")
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype=None, out=None, stream=None):
-        """Uniform values in (low, high]."""
+        """Uniform values in (low, high].
+
+        Parameters
+        ----------
+        low, high : float
+            The interval's ends.
+        size : int | tuple[int, ...] | None
+            The result's shape, in elements; None: one value.
+        dtype : numpy.typing.DTypeLike | None
+            The element type; None: float64 (int64 for integers), or ``out``'s.
+        out : GPUArray | None
+            An array to fill instead of a new one.
+        stream : Stream | None
+            The stream the fill is ordered on.
+
+        Returns
+        -------
+        GPUArray
+            The values (``out`` when given).
+        """
         low, high = _scalar(low, "low"), _scalar(high, "high")
         result = self.random(size, dtype, out, stream)
         if (low, high) != (0.0, 1.0):
@@ -132,11 +171,45 @@ class Generator:
         return result
 
     def standard_normal(self, size=None, dtype=None, out=None, stream=None):
+        """Normal values of mean 0 and standard deviation 1 (``normal(0, 1, ...)``).
+
+        Parameters
+        ----------
+        size : int | tuple[int, ...], optional
+            The result's shape, in elements; None: one value.
+        dtype : numpy.typing.DTypeLike, optional
+            float32 or float64 (the default).
+        out : GPUArray, optional
+            An array to fill instead of a new one.
+        stream : Stream, optional
+            The stream the fill is ordered on.
+        """
         return self.normal(0.0, 1.0, size, dtype, out, stream)
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=None, out=None, stream=None):
         """Normal values (Box-Muller, as cuRAND: an odd size takes one more value than it
-        keeps)."""
+        keeps).
+
+        Parameters
+        ----------
+        loc : float
+            The mean.
+        scale : float
+            The standard deviation (positive).
+        size : int | tuple[int, ...] | None
+            The result's shape, in elements; None: one value.
+        dtype : numpy.typing.DTypeLike | None
+            The element type; None: float64 (int64 for integers), or ``out``'s.
+        out : GPUArray | None
+            An array to fill instead of a new one.
+        stream : Stream | None
+            The stream the fill is ordered on.
+
+        Returns
+        -------
+        GPUArray
+            The values (``out`` when given).
+        """
         loc, scale = _scalar(loc, "loc"), _scalar(scale, "scale")
         if not scale > 0:
             raise ValueError(f"scale must be positive, got {scale}")
@@ -144,7 +217,28 @@ class Generator:
         return self._stream.fill_float("normal", result, stream, "out", mean=loc, stddev=scale)
 
     def lognormal(self, mean=0.0, sigma=1.0, size=None, dtype=None, out=None, stream=None):
-        """exp of normal values with that mean and sigma."""
+        """exp of normal values with that mean and sigma.
+
+        Parameters
+        ----------
+        mean : float
+            The underlying normal distribution's mean.
+        sigma : float
+            Its standard deviation (positive).
+        size : int | tuple[int, ...] | None
+            The result's shape, in elements; None: one value.
+        dtype : numpy.typing.DTypeLike | None
+            The element type; None: float64 (int64 for integers), or ``out``'s.
+        out : GPUArray | None
+            An array to fill instead of a new one.
+        stream : Stream | None
+            The stream the fill is ordered on.
+
+        Returns
+        -------
+        GPUArray
+            The values (``out`` when given).
+        """
         mean, sigma = _scalar(mean, "mean"), _scalar(sigma, "sigma")
         if not sigma > 0:
             raise ValueError(f"sigma must be positive, got {sigma}")
@@ -153,7 +247,26 @@ class Generator:
 
     def poisson(self, lam=1.0, size=None, dtype=None, out=None, stream=None):
         """Poisson counts with mean `lam` (the backend makes uint32; other integer dtypes are
-        converted)."""
+        converted).
+
+        Parameters
+        ----------
+        lam : float
+            The mean (non-negative).
+        size : int | tuple[int, ...] | None
+            The result's shape, in elements; None: one value.
+        dtype : numpy.typing.DTypeLike | None
+            An integer type; None: int64.
+        out : GPUArray | None
+            An array to fill instead of a new one.
+        stream : Stream | None
+            The stream the fill is ordered on.
+
+        Returns
+        -------
+        GPUArray
+            The values (``out`` when given).
+        """
         lam = _scalar(lam, "lam")
         if not lam >= 0:
             raise ValueError(f"lam must be non-negative, got {lam}")
@@ -181,7 +294,30 @@ class Generator:
     ):
         """Integers in [low, high) ([low, high] with endpoint=True); [0, low) without high.
         Each value takes two 32-bit words (x) and is low + floor(x · range / 2^64): off from
-        uniform by at most range / 2^64."""
+        uniform by at most range / 2^64.
+
+        Parameters
+        ----------
+        low : int
+            The smallest value (the exclusive end when ``high`` is None).
+        high : int | None
+            The end of the range.
+        size : int | tuple[int, ...] | None
+            The result's shape, in elements; None: one value.
+        dtype : numpy.typing.DTypeLike | None
+            An integer type; None: int64.
+        endpoint : bool
+            Whether ``high`` itself may be drawn.
+        out : GPUArray | None
+            An array to fill instead of a new one.
+        stream : Stream | None
+            The stream the fill is ordered on.
+
+        Returns
+        -------
+        GPUArray
+            The values (``out`` when given).
+        """
         if high is None:
             low, high = 0, low
         low, high = operator.index(low), operator.index(high)
@@ -205,7 +341,18 @@ class Generator:
         return result
 
     def bytes(self, length):
-        """`length` random bytes (a bytes object, made on the device)."""
+        """`length` random bytes (a bytes object, made on the device).
+
+        Parameters
+        ----------
+        length : int
+            How many bytes.
+
+        Returns
+        -------
+        bytes
+            Random bytes, on the host.
+        """
         length = operator.index(length)
         if length < 0:
             raise ValueError(f"length must not be negative, got {length}")
@@ -234,7 +381,23 @@ def _integer_kernel(dtype):
 
 def default_rng(seed=None, backend=None) -> Generator:
     """A Generator seeded with `seed` (an int in [0, 2**64); None: from the operating system;
-    a Generator: returned as is) over rng backend `backend` (None: the selected one)."""
+    a Generator: returned as is) over rng backend `backend` (None: the selected one).
+
+    Parameters
+    ----------
+    seed : int | Generator | None
+        The seed, in [0, 2**64); None: from the operating system; a Generator is returned as is.
+    backend : str | None
+        The rng backend; None: the selected one.
+
+    Returns
+    -------
+    Generator
+        The generator.
+    """
     if isinstance(seed, Generator):
         return seed
     return Generator(seed, backend)
+
+
+__dir__ = _public_dir(__all__)

@@ -5,5 +5,8 @@ from __future__ import annotations
 
 from cuplug._array import scan_kernels as _impl
 from cuplug._array.scan_kernels import *  # noqa: F403 - the module's public names
+from cuplug._public import public_dir as _public_dir
 
 __all__ = list(_impl.__all__)
+
+__dir__ = _public_dir(__all__)

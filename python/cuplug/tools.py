@@ -22,6 +22,7 @@ from cuplug._pools import (  # noqa: F401  (PyCUDA's pycuda.tools re-exports the
     PageLockedMemoryPool,
     bitlog2,
 )
+from cuplug._public import public_dir as _public_dir
 
 # {{{ default device / context
 
@@ -44,7 +45,18 @@ def _configured_device_number():
 
 
 def get_default_device(default=0):
-    """Deprecated: the Device named by $CUDA_DEVICE or ~/.cuda_device, else Device(default)."""
+    """Deprecated: the Device named by $CUDA_DEVICE or ~/.cuda_device, else Device(default).
+
+    Parameters
+    ----------
+    default : int
+        The device number when neither ``$CUDA_DEVICE`` nor ``~/.cuda_device`` gives one.
+
+    Returns
+    -------
+    Device
+        The device.
+    """
     warnings.warn(
         "get_default_device() is deprecated; use make_default_context() instead",
         DeprecationWarning,
@@ -56,7 +68,18 @@ def get_default_device(default=0):
 
 def make_default_context(ctx_maker=None):
     """A context on the device named by $CUDA_DEVICE or ~/.cuda_device, else on the first
-    device where ``ctx_maker(dev)`` (default: ``dev.make_context()``) succeeds."""
+    device where ``ctx_maker(dev)`` (default: ``dev.make_context()``) succeeds.
+
+    Parameters
+    ----------
+    ctx_maker : collections.abc.Callable | None
+        Makes a context from a Device; None: ``Device.make_context``.
+
+    Returns
+    -------
+    Context
+        The new context, pushed.
+    """
     if ctx_maker is None:
 
         def ctx_maker(dev):
@@ -138,15 +161,47 @@ class DeviceData:
             self.register_allocation_unit = "block"
 
     def align(self, bytes, word_size=4):
+        """``bytes`` rounded up to the coalescing boundary of ``word_size``-byte fetches.
+
+        Parameters
+        ----------
+        bytes : int
+            A size, in bytes.
+        word_size : int
+            Bytes per fetch: 4, 8 or 16.
+        """
         return _int_ceiling(bytes, self.align_bytes(word_size))
 
     def align_dtype(self, elements, dtype_size):
+        """``elements`` rounded up to the coalescing boundary, in elements.
+
+        Parameters
+        ----------
+        elements : int
+            A count of elements.
+        dtype_size : int
+            Bytes per element: 4, 8 or 16.
+        """
         return _int_ceiling(elements, self.align_words(dtype_size))
 
     def align_words(self, word_size):
+        """The coalescing boundary, in ``word_size``-byte words.
+
+        Parameters
+        ----------
+        word_size : int
+            Bytes per word: 4, 8 or 16.
+        """
         return _exact_div(self.align_bytes(word_size), word_size)
 
     def align_bytes(self, word_size=4):
+        """The coalescing boundary, in bytes, for ``word_size``-byte fetches (64 or 128).
+
+        Parameters
+        ----------
+        word_size : int
+            Bytes per fetch: 4, 8 or 16.
+        """
         if word_size == 4:
             return 64
         if word_size in (8, 16):
@@ -154,10 +209,24 @@ class DeviceData:
         raise ValueError(f"no alignment possible for fetches of size {word_size}")
 
     def coalesce(self, thread_count):
+        """``thread_count`` rounded up to a multiple of 16 (a half warp).
+
+        Parameters
+        ----------
+        thread_count : int
+            Threads.
+        """
         return _int_ceiling(thread_count, 16)
 
     @staticmethod
     def make_valid_tex_channel_count(size):
+        """The smallest texture channel count (1, 2 or 4) holding ``size`` channels.
+
+        Parameters
+        ----------
+        size : int
+            Channels wanted.
+        """
         for valid_size in (1, 2, 4):
             if size <= valid_size:
                 return valid_size
@@ -227,7 +296,18 @@ context_dependent_memoized_functions = []
 
 
 def context_dependent_memoize(func):
-    """Caches func's results per current context and per arguments (kwargs included)."""
+    """Caches func's results per current context and per arguments (kwargs included).
+
+    Parameters
+    ----------
+    func : collections.abc.Callable
+        The function to cache.
+
+    Returns
+    -------
+    collections.abc.Callable
+        The caching wrapper.
+    """
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -289,7 +369,18 @@ def _finish_context(ctx):
 
 
 def mark_cuda_test(inner_f):
-    """Runs the test in a fresh default context, popped afterwards; marked `gpu` for pytest."""
+    """Runs the test in a fresh default context, popped afterwards; marked `gpu` for pytest.
+
+    Parameters
+    ----------
+    inner_f : collections.abc.Callable
+        A test function.
+
+    Returns
+    -------
+    collections.abc.Callable
+        The test run in a fresh context.
+    """
 
     @functools.wraps(inner_f)
     def f(*args, **kwargs):
@@ -321,3 +412,32 @@ def init_cuda_context_fixture():
 
 
 # }}}
+
+
+__all__ = [
+    "Argument",
+    "DebugMemoryPool",
+    "DeviceData",
+    "DeviceMemoryPool",
+    "OccupancyRecord",
+    "PageLockedAllocator",
+    "PageLockedMemoryPool",
+    "ScalarArg",
+    "TypeNameNotKnown",
+    "VectorArg",
+    "bitlog2",
+    "clear_context_caches",
+    "context_dependent_memoize",
+    "context_dependent_memoized_functions",
+    "dtype_to_ctype",
+    "get_arg_type",
+    "get_default_device",
+    "get_or_register_dtype",
+    "init_cuda_context_fixture",
+    "make_default_context",
+    "mark_cuda_test",
+    "parse_c_arg",
+    "register_dtype",
+]
+
+__dir__ = _public_dir(__all__)

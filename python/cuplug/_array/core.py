@@ -52,6 +52,7 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
 
     @property
     def flags(self):
+        """The layout flags (c_contiguous, f_contiguous, forc), as NumPy's ndarray.flags."""
         return ArrayFlags(self)
 
     @property
@@ -68,6 +69,7 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
 
     @property
     def T(self):  # noqa: N802 (NumPy's name)
+        """The transposed view (axes reversed), as NumPy's ndarray.T."""
         return self.transpose()
 
     def __len__(self):
@@ -116,7 +118,15 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         return (to_gpu, (self.get(),))
 
     def bind_to_texref(self, texref, allow_offset=False):
-        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12."""
+        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12.
+
+        Parameters
+        ----------
+        texref : object
+            Ignored.
+        allow_offset : bool
+            Ignored.
+        """
         raise _core.NotSupportedError(
             "GPUArray.bind_to_texref: texture references were removed in CUDA 12; pass the "
             "array to a kernel (it reads it directly) or create a texture object"
@@ -130,7 +140,15 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         allow_complex_hack=False,
         allow_offset=False,
     ):
-        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12."""
+        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12.
+
+        Parameters
+        ----------
+        texref : object
+            Ignored.
+        channels, allow_double_hack, allow_complex_hack, allow_offset
+            Ignored.
+        """
         self.bind_to_texref(texref, allow_offset)
 
     def __iter__(self):

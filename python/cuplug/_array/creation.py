@@ -25,18 +25,79 @@ def _cls():
 def empty(
     shape, dtype=np.float64, allocator=None, base=None, gpudata=None, strides=None, order="C"
 ):
-    """An uninitialised array (PyCUDA's GPUArray constructor)."""
+    """An uninitialised array (PyCUDA's GPUArray constructor).
+
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        The element type.
+    allocator : collections.abc.Callable | None
+        Allocates the memory (bytes -> DeviceAllocation); None: the current allocator.
+    base : object | None
+        An object the array keeps alive (a view's base).
+    gpudata : DeviceAllocation | int | None
+        Existing device memory to use instead of allocating.
+    strides : tuple[int, ...] | None
+        Bytes between elements along each axis; None: contiguous in ``order``.
+    order : str
+        'C' (row-major) or 'F' (column-major).
+
+    Returns
+    -------
+    GPUArray
+        The array.
+    """
     return _cls()(shape, dtype, allocator, base, gpudata, strides, order)
 
 
 def zeros(shape, dtype=np.float64, allocator=None, order="C", stream=None):
-    """An array of zeros."""
+    """An array of zeros.
+
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        The element type.
+    allocator : collections.abc.Callable | None
+        Allocates the memory (bytes -> DeviceAllocation); None: the current allocator.
+    order : str
+        'C' (row-major) or 'F' (column-major).
+    stream : Stream | None
+        The stream the fill is ordered on.
+
+    Returns
+    -------
+    GPUArray
+        The array.
+    """
     result = _cls()(shape, dtype, allocator, order=order)
     return result.fill(0, stream=stream)
 
 
 def ones(shape, dtype=np.float64, allocator=None, order="C", stream=None):
-    """An array of ones."""
+    """An array of ones.
+
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        The element type.
+    allocator : collections.abc.Callable | None
+        Allocates the memory (bytes -> DeviceAllocation); None: the current allocator.
+    order : str
+        'C' (row-major) or 'F' (column-major).
+    stream : Stream | None
+        The stream the fill is ordered on.
+
+    Returns
+    -------
+    GPUArray
+        The array.
+    """
     result = _cls()(shape, dtype, allocator, order=order)
     return result.fill(1, stream=stream)
 
@@ -62,17 +123,58 @@ def _like_strides(other, dtype, order):
 def empty_like(other_ary, dtype=None, order="K"):
     """An uninitialised array of other_ary's shape (and dtype unless given), memory order per
     `order` ("K": other_ary's axis order, "A": F if it is F-contiguous, "C", "F"), made with
-    other_ary's allocator."""
+    other_ary's allocator.
+
+    Parameters
+    ----------
+    other_ary : GPUArray | numpy.ndarray
+        The array whose shape (and dtype, order) the new one takes.
+    dtype : numpy.typing.DTypeLike | None
+        The element type; None: ``other_ary``'s.
+    order : str
+        'C', 'F', 'A' or 'K' (keep ``other_ary``'s layout).
+
+    Returns
+    -------
+    GPUArray
+        The array.
+    """
     dtype = other_ary.dtype if dtype is None else np.dtype(dtype)
     strides = _like_strides(other_ary, dtype, order)
     return type(other_ary)(other_ary.shape, dtype, allocator=other_ary.allocator, strides=strides)
 
 
 def zeros_like(other_ary, dtype=None, order="K", stream=None):
+    """A GPUArray of zeros with the shape of ``other_ary``.
+
+    Parameters
+    ----------
+    other_ary : GPUArray | numpy.ndarray
+        The array whose shape (and dtype, order) the new one takes.
+    dtype : numpy.typing.DTypeLike, optional
+        The element type; None: ``other_ary``'s.
+    order : str
+        'C', 'F', 'A' or 'K' (keep ``other_ary``'s layout), as NumPy's.
+    stream : Stream, optional
+        The stream the fill is ordered on.
+    """
     return empty_like(other_ary, dtype, order).fill(0, stream=stream)
 
 
 def ones_like(other_ary, dtype=None, order="K", stream=None):
+    """A GPUArray of ones with the shape of ``other_ary``.
+
+    Parameters
+    ----------
+    other_ary : GPUArray | numpy.ndarray
+        The array whose shape (and dtype, order) the new one takes.
+    dtype : numpy.typing.DTypeLike, optional
+        The element type; None: ``other_ary``'s.
+    order : str
+        'C', 'F', 'A' or 'K' (keep ``other_ary``'s layout), as NumPy's.
+    stream : Stream, optional
+        The stream the fill is ordered on.
+    """
     return empty_like(other_ary, dtype, order).fill(1, stream=stream)
 
 
@@ -110,7 +212,20 @@ def _arange_kernel(dtype):
 def arange(*args, **kwargs):
     """Evenly spaced values in [start, stop): arange(stop), arange(start, stop[, step]), a
     dtype as a trailing positional or keyword; also start=, stop=, step=, allocator=, stream=.
-    Values are NumPy's (start + i * delta, delta = dtype(start + step) - dtype(start))."""
+    Values are NumPy's (start + i * delta, delta = dtype(start + step) - dtype(start)).
+
+    Parameters
+    ----------
+    *args
+        stop; or start, stop[, step][, dtype].
+    **kwargs
+        start, stop, step, dtype, allocator, stream.
+
+    Returns
+    -------
+    GPUArray
+        The values, a 1-D array.
+    """
     args = list(args)
     dtype = None
     if args and isinstance(args[-1], (np.dtype, type)) and not isinstance(args[-1], bool):

@@ -217,10 +217,48 @@ def _cumulative(op, a, axis, dtype, out, stream):
 def cumsum(a, axis=None, dtype=None, out=None, stream=None):
     """``numpy.cumsum`` of a GPUArray: the running sums along ``axis`` (None: over the
     flattened array, in C order), in NumPy's result dtype or ``dtype``; ``out`` (of the result's
-    shape, any number dtype) receives them. Returns a C-contiguous array (or ``out``)."""
+    shape, any number dtype) receives them. Returns a C-contiguous array (or ``out``).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | None
+        The axis; None: the flattened array.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    stream : Stream | None
+        The stream the kernels run on.
+
+    Returns
+    -------
+    GPUArray
+        The running sums.
+    """
     return _cumulative("sum", a, axis, dtype, out, stream)
 
 
 def cumprod(a, axis=None, dtype=None, out=None, stream=None):
-    """``numpy.cumprod`` of a GPUArray (see :func:`cumsum`)."""
+    """``numpy.cumprod`` of a GPUArray (see :func:`cumsum`).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | None
+        The axis; None: the flattened array.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    stream : Stream | None
+        The stream the kernels run on.
+
+    Returns
+    -------
+    GPUArray
+        The running products.
+    """
     return _cumulative("prod", a, axis, dtype, out, stream)

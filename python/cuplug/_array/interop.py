@@ -328,7 +328,24 @@ def _call_dlpack(x, stream):
 def from_dlpack(x, *, device=None, copy=None, stream=None):
     """A GPUArray sharing x's memory (CuPy, PyTorch, JAX, Numba arrays, any ``__dlpack__``
     producer), ordered after x's pending work on ``stream`` (None: the legacy default stream).
-    Host (CPU) arrays are copied to the device unless copy=False. copy=True always copies."""
+    Host (CPU) arrays are copied to the device unless copy=False. copy=True always copies.
+
+    Parameters
+    ----------
+    x : object
+        A ``__dlpack__`` producer.
+    device : str | None
+        'cuda' or 'gpu'; None: the producer's.
+    copy : bool | None
+        True: always copy; False: never; None: only host arrays.
+    stream : Stream | None
+        The stream the result is used on.
+
+    Returns
+    -------
+    GPUArray
+        The array.
+    """
     if device is not None and device not in ("cuda", "gpu"):
         raise ValueError(
             f"device must be None or 'cuda' (cuplug arrays live on a GPU), got {device!r}"
@@ -433,7 +450,24 @@ def _cuda_dlpack_device(obj):
 def asarray(obj, dtype=None, *, copy=None, stream=None):
     """A GPUArray of obj: itself for a GPUArray; the same memory for device arrays of other
     libraries (``__dlpack__``, else ``__cuda_array_interface__``); a copy to the device for
-    anything NumPy can read. dtype other than obj's converts (a copy)."""
+    anything NumPy can read. dtype other than obj's converts (a copy).
+
+    Parameters
+    ----------
+    obj : numpy.typing.ArrayLike | GPUArray
+        A GPUArray, another library's device array, or host data.
+    dtype : numpy.typing.DTypeLike | None
+        The element type; None: obj's.
+    copy : bool | None
+        True: always copy; False: never (an error when a copy is needed); None: when needed.
+    stream : Stream | None
+        The stream copies and waits are ordered on.
+
+    Returns
+    -------
+    GPUArray
+        The array.
+    """
     from .core import GPUArray
     from .transfers import to_gpu
 

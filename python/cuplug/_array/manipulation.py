@@ -25,10 +25,30 @@ _kernels = {}
 
 
 def transpose(a, axes=None):
+    """A view of ``a`` with its axes permuted (``a.transpose(axes)``).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axes : tuple[int, ...], optional
+        The new order of the axes; None reverses them.
+    """
     return a.transpose(axes)
 
 
 def reshape(a, *shape, **kwargs):
+    """``a`` with a new shape: a view when the memory allows, else a copy (``a.reshape``).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    *shape : int | tuple[int, ...]
+        The new shape, in elements; one entry may be -1.
+    **kwargs
+        ``order``: 'C' or 'F', the index order of the reshape.
+    """
     return a.reshape(*shape, **kwargs)
 
 
@@ -43,7 +63,24 @@ def _check_arrays(arrays, what):
 
 
 def concatenate(arrays, axis=0, allocator=None, stream=None):
-    """The arrays joined along an existing axis (numpy.concatenate; result_type dtype)."""
+    """The arrays joined along an existing axis (numpy.concatenate; result_type dtype).
+
+    Parameters
+    ----------
+    arrays : collections.abc.Sequence[GPUArray]
+        The arrays.
+    axis : int
+        The axis they are joined along.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory; None: the current allocator.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The joined array.
+    """
     from .core import GPUArray
 
     arrays = _check_arrays(arrays, "concatenate")
@@ -80,7 +117,24 @@ def concatenate(arrays, axis=0, allocator=None, stream=None):
 
 
 def stack(arrays, axis=0, allocator=None, stream=None):
-    """The arrays (all of one shape) joined along a new axis (numpy.stack)."""
+    """The arrays (all of one shape) joined along a new axis (numpy.stack).
+
+    Parameters
+    ----------
+    arrays : collections.abc.Sequence[GPUArray]
+        The arrays.
+    axis : int
+        The new axis's position.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory; None: the current allocator.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The stacked array.
+    """
     arrays = _check_arrays(arrays, "stack")
     shape = arrays[0].shape
     for x in arrays[1:]:
@@ -176,7 +230,24 @@ def _kernel(kind, dtype, idx_dtype, idx2_dtype=None):
 
 def take(a, indices, out=None, stream=None):
     """a.flat[indices] (numpy.take without axis): the result has the indices' shape.
-    Indices out of range are clipped; negative ones count from the end."""
+    Indices out of range are clipped; negative ones count from the end.
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    indices : GPUArray
+        Integer indices into ``a.flat``.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The result (``out`` when given).
+    """
     it = _index_dtype(indices, "take")
     a = _contiguous(a)
     if out is None:
@@ -194,7 +265,24 @@ def take(a, indices, out=None, stream=None):
 
 
 def multi_take(arrays, indices, out=None, stream=None):
-    """[take(a, indices) for a in arrays], all with the indices' shape."""
+    """[take(a, indices) for a in arrays], all with the indices' shape.
+
+    Parameters
+    ----------
+    arrays : collections.abc.Sequence[GPUArray]
+        The arrays.
+    indices : GPUArray
+        Integer indices into each array's flat view.
+    out : list[GPUArray] | None
+        Where the results go.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    list[GPUArray]
+        One result per array.
+    """
     arrays = _check_arrays(arrays, "multi_take")
     if out is None:
         out = [None] * len(arrays)
@@ -204,7 +292,30 @@ def multi_take(arrays, indices, out=None, stream=None):
 def multi_take_put(
     arrays, dest_indices, src_indices, dest_shape=None, out=None, stream=None, src_offsets=None
 ):
-    """out[k].flat[dest_indices[i]] = arrays[k].flat[src_indices[i] + src_offsets[k]]."""
+    """out[k].flat[dest_indices[i]] = arrays[k].flat[src_indices[i] + src_offsets[k]].
+
+    Parameters
+    ----------
+    arrays : collections.abc.Sequence[GPUArray]
+        The arrays.
+    dest_indices : GPUArray
+        Integer indices into each result's flat view.
+    src_indices : GPUArray
+        Integer indices into each array's flat view.
+    dest_shape : tuple[int, ...] | None
+        The results' shape (when ``out`` is None).
+    out : list[GPUArray] | None
+        Where the results go.
+    stream : Stream | None
+        The stream the kernel runs on.
+    src_offsets : collections.abc.Sequence[int] | None
+        Per array, added to ``src_indices``.
+
+    Returns
+    -------
+    list[GPUArray]
+        One result per array.
+    """
     from .core import GPUArray
 
     arrays = _check_arrays(arrays, "multi_take_put")
@@ -234,7 +345,26 @@ def multi_take_put(
 
 
 def multi_put(arrays, dest_indices, dest_shape=None, out=None, stream=None):
-    """out[k].flat[dest_indices[i]] = arrays[k].flat[i]; indices out of range are skipped."""
+    """out[k].flat[dest_indices[i]] = arrays[k].flat[i]; indices out of range are skipped.
+
+    Parameters
+    ----------
+    arrays : collections.abc.Sequence[GPUArray]
+        The arrays.
+    dest_indices : GPUArray
+        Integer indices into each result's flat view.
+    dest_shape : tuple[int, ...] | None
+        The results' shape (when ``out`` is None).
+    out : list[GPUArray] | None
+        Where the results go.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    list[GPUArray]
+        One result per array.
+    """
     from .core import GPUArray
 
     arrays = _check_arrays(arrays, "multi_put")

@@ -195,8 +195,14 @@ def _binary(name, doc):
     def f(a, b, out=None, stream=None):
         return _apply(name, (a, b), out, stream)
 
-    f.__name__ = name
-    f.__doc__ = doc
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"{doc}\n\n    Parameters\n    ----------\n"
+        "    a, b : GPUArray | scalar\n        The operands (broadcast).\n"
+        "    out : GPUArray | None\n        Where the result goes; None: a new array.\n"
+        "    stream : Stream | None\n        The stream the kernel runs on.\n\n"
+        "    Returns\n    -------\n    GPUArray\n        The result (``out`` when given).\n"
+    )
     return f
 
 
@@ -205,39 +211,158 @@ maximum = _binary("maximum", "Elementwise maximum (NaN-propagating, as numpy.max
 
 
 def logical_and(x1, x2, /, out=None, *, allocator=None, stream=None):
-    """Elementwise truth of x1 and x2 (bool result)."""
+    """Elementwise truth of x1 and x2 (bool result).
+
+    Parameters
+    ----------
+    x1, x2 : GPUArray | scalar
+        The operands (broadcast).
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory; None: the current allocator.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The result (``out`` when given).
+    """
     return _apply("logical_and", (x1, x2), out, stream)
 
 
 def logical_or(x1, x2, /, out=None, *, allocator=None, stream=None):
-    """Elementwise truth of x1 or x2 (bool result)."""
+    """Elementwise truth of x1 or x2 (bool result).
+
+    Parameters
+    ----------
+    x1, x2 : GPUArray | scalar
+        The operands (broadcast).
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory; None: the current allocator.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The result (``out`` when given).
+    """
     return _apply("logical_or", (x1, x2), out, stream)
 
 
 def logical_xor(x1, x2, /, out=None, *, allocator=None, stream=None):
-    """Elementwise truth of x1 xor x2 (bool result)."""
+    """Elementwise truth of x1 xor x2 (bool result).
+
+    Parameters
+    ----------
+    x1, x2 : GPUArray | scalar
+        The operands (broadcast).
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory; None: the current allocator.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The result (``out`` when given).
+    """
     return _apply("logical_xor", (x1, x2), out, stream)
 
 
 def logical_not(x, /, out=None, *, allocator=None, stream=None):
-    """Elementwise negated truth of x (bool result)."""
+    """Elementwise negated truth of x (bool result).
+
+    Parameters
+    ----------
+    x : GPUArray | scalar
+        The operand.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory; None: the current allocator.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The result (``out`` when given).
+    """
     return _apply("logical_not", (x,), out, stream)
 
 
 def where(criterion, then_, else_, out=None, stream=None):
     """then_ where criterion is nonzero, else else_; broadcast, result dtype
-    numpy.result_type(then_, else_)."""
+    numpy.result_type(then_, else_).
+
+    Parameters
+    ----------
+    criterion : GPUArray
+        Where nonzero, ``then_`` is taken.
+    then_, else_ : GPUArray | scalar
+        The values.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The result (``out`` when given).
+    """
     return _apply("where", (criterion, then_, else_), out, stream)
 
 
 def if_positive(criterion, then_, else_, out=None, stream=None):
-    """then_ where criterion > 0, else else_ (broadcast as numpy.where)."""
+    """then_ where criterion > 0, else else_ (broadcast as numpy.where).
+
+    Parameters
+    ----------
+    criterion : GPUArray
+        Where positive, ``then_`` is taken.
+    then_, else_ : GPUArray | scalar
+        The values.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The result (``out`` when given).
+    """
     positive = _apply("greater", (criterion, 0), None, stream)
     return _apply("where", (positive, then_, else_), out, stream)
 
 
 def clip(a, a_min, a_max, out=None, stream=None):
-    """a limited to [a_min, a_max] (numpy.clip; NaNs propagate)."""
+    """a limited to [a_min, a_max] (numpy.clip; NaNs propagate).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    a_min, a_max : scalar | GPUArray | None
+        The bounds; None: unbounded on that side.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    stream : Stream | None
+        The stream the kernel runs on.
+
+    Returns
+    -------
+    GPUArray
+        The result (``out`` when given).
+    """
     if a_min is None and a_max is None:
         raise ValueError("clip: at least one of a_min and a_max must be given")
     if a_min is None:

@@ -212,6 +212,20 @@ def _tag(*dtypes):
 
 
 def get_sum_kernel(dtype_out, dtype_in):
+    """PyCUDA's sum kernel: ``kernel(a)`` sums the elements of ``a``.
+
+    Parameters
+    ----------
+    dtype_out : numpy.typing.DTypeLike | None
+        The result's type; None: ``dtype_in``.
+    dtype_in : numpy.typing.DTypeLike
+        The input's element type.
+
+    Returns
+    -------
+    ReductionKernel
+        The kernel, cached per dtypes (built once per process).
+    """
     dtype_out = np.dtype(dtype_out if dtype_out is not None else dtype_in)
     dtype_in = np.dtype(dtype_in)
     return _cached(
@@ -229,6 +243,22 @@ def get_sum_kernel(dtype_out, dtype_in):
 
 
 def get_subset_sum_kernel(dtype_out, dtype_subset, dtype_in):
+    """PyCUDA's subset sum kernel: ``kernel(subset, a)`` sums ``a[subset]``.
+
+    Parameters
+    ----------
+    dtype_out : numpy.typing.DTypeLike
+        The result's type.
+    dtype_subset : numpy.typing.DTypeLike
+        The index array's integer type.
+    dtype_in : numpy.typing.DTypeLike
+        The input's element type.
+
+    Returns
+    -------
+    ReductionKernel
+        The kernel, cached per dtypes (built once per process).
+    """
     dtype_out, dtype_subset, dtype_in = map(np.dtype, (dtype_out, dtype_subset, dtype_in))
     return _cached(
         ("subset_sum", dtype_out, dtype_subset, dtype_in),
@@ -245,6 +275,20 @@ def get_subset_sum_kernel(dtype_out, dtype_subset, dtype_in):
 
 
 def get_dot_kernel(dtype_out, dtype_a=None, dtype_b=None):
+    """PyCUDA's dot kernel: ``kernel(a, b)`` is the sum of ``a * b`` (``conj(a)`` when complex).
+
+    Parameters
+    ----------
+    dtype_out : numpy.typing.DTypeLike
+        The result's type.
+    dtype_a, dtype_b : numpy.typing.DTypeLike, optional
+        The inputs' element types; None: ``dtype_out``.
+
+    Returns
+    -------
+    ReductionKernel
+        The kernel, cached per dtypes (built once per process).
+    """
     dtype_out = np.dtype(dtype_out)
     dtype_a = np.dtype(dtype_a if dtype_a is not None else dtype_out)
     dtype_b = np.dtype(dtype_b if dtype_b is not None else dtype_a)
@@ -263,6 +307,23 @@ def get_dot_kernel(dtype_out, dtype_a=None, dtype_b=None):
 
 
 def get_subset_dot_kernel(dtype_out, dtype_subset, dtype_a=None, dtype_b=None):
+    """PyCUDA's subset dot kernel: ``kernel(subset, a, b)`` is the dot of ``a[subset]`` and
+    ``b[subset]``.
+
+    Parameters
+    ----------
+    dtype_out : numpy.typing.DTypeLike
+        The result's type.
+    dtype_subset : numpy.typing.DTypeLike
+        The index array's integer type.
+    dtype_a, dtype_b : numpy.typing.DTypeLike, optional
+        The inputs' element types; None: ``dtype_out``.
+
+    Returns
+    -------
+    ReductionKernel
+        The kernel, cached per dtypes (built once per process).
+    """
     dtype_out, dtype_subset = np.dtype(dtype_out), np.dtype(dtype_subset)
     dtype_a = np.dtype(dtype_a if dtype_a is not None else dtype_out)
     dtype_b = np.dtype(dtype_b if dtype_b is not None else dtype_a)
@@ -293,7 +354,20 @@ _FLOAT_INFINITY = {
 
 
 def get_minmax_neutral(what, dtype):
-    """The C expression of min's (max's) identity for dtype: its largest (smallest) value."""
+    """The C expression of min's (max's) identity for dtype: its largest (smallest) value.
+
+    Parameters
+    ----------
+    what : str
+        'min' or 'max'.
+    dtype : numpy.typing.DTypeLike
+        The element type.
+
+    Returns
+    -------
+    str
+        The C expression.
+    """
     dtype = np.dtype(dtype)
     if what not in ("min", "max"):
         raise ValueError(f"what must be 'min' or 'max', got {what!r}")
@@ -313,6 +387,20 @@ def get_minmax_neutral(what, dtype):
 
 
 def get_minmax_kernel(what, dtype):
+    """PyCUDA's min / max kernel: ``kernel(a)`` is the smallest or largest element.
+
+    Parameters
+    ----------
+    what : str
+        'min' or 'max'.
+    dtype : numpy.typing.DTypeLike
+        The element type.
+
+    Returns
+    -------
+    ReductionKernel
+        The kernel, cached per dtypes (built once per process).
+    """
     dtype = np.dtype(dtype)
     return _cached(
         (what, dtype),
@@ -328,6 +416,22 @@ def get_minmax_kernel(what, dtype):
 
 
 def get_subset_minmax_kernel(what, dtype, dtype_subset):
+    """PyCUDA's subset min / max kernel: ``kernel(subset, a)`` over ``a[subset]``.
+
+    Parameters
+    ----------
+    what : str
+        'min' or 'max'.
+    dtype : numpy.typing.DTypeLike
+        The element type.
+    dtype_subset : numpy.typing.DTypeLike
+        The index array's integer type.
+
+    Returns
+    -------
+    ReductionKernel
+        The kernel, cached per dtypes (built once per process).
+    """
     dtype, dtype_subset = np.dtype(dtype), np.dtype(dtype_subset)
     return _cached(
         ("subset_" + what, dtype, dtype_subset),
@@ -368,8 +472,32 @@ def _truth_kernel(what, neutral, reduce_expr, dtype):
 
 
 def get_any_kernel(dtype=np.bool_):
+    """A kernel: ``kernel(a)`` is whether any element is nonzero.
+
+    Parameters
+    ----------
+    dtype : numpy.typing.DTypeLike
+        The element type.
+
+    Returns
+    -------
+    ReductionKernel
+        The kernel, cached per dtypes (built once per process).
+    """
     return _truth_kernel("any", "false", "a || b", dtype)
 
 
 def get_all_kernel(dtype=np.bool_):
+    """A kernel: ``kernel(a)`` is whether every element is nonzero.
+
+    Parameters
+    ----------
+    dtype : numpy.typing.DTypeLike
+        The element type.
+
+    Returns
+    -------
+    ReductionKernel
+        The kernel, cached per dtypes (built once per process).
+    """
     return _truth_kernel("all", "true", "a && b", dtype)

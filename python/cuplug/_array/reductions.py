@@ -92,30 +92,143 @@ def _with_stream_args(axis, out, stream, allocator):
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """The sum over ``axis`` (numpy.sum); over all elements a 0-d GPUArray. Integer and bool
     sums promote as NumPy's do; float16/32 accumulate in double, complex64 in complex128.
-    PyCUDA's ``sum(a, dtype, stream, allocator)`` works too."""
+    PyCUDA's ``sum(a, dtype, stream, allocator)`` works too.
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     if axis is not None or dtype is not None or out is not None:
         axis, dtype, out, stream, allocator = _with_dtype_args(axis, dtype, out, stream, allocator)
     return _reduce("sum", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The product over ``axis`` (numpy.prod)."""
+    """The product over ``axis`` (numpy.prod).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("prod", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The sum with NaNs counted as zero (numpy.nansum)."""
+    """The sum with NaNs counted as zero (numpy.nansum).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("nansum", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The product with NaNs counted as one (numpy.nanprod)."""
+    """The product with NaNs counted as one (numpy.nanprod).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("nanprod", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 def min(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """The smallest element over ``axis`` (numpy.min: a NaN wins); ValueError when a slice is
-    empty. PyCUDA's ``min(a, stream)`` works too."""
+    empty. PyCUDA's ``min(a, stream)`` works too.
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     if axis is not None or out is not None:
         axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
     return _reduce("min", a, axis, None, out, keepdims, stream, allocator)
@@ -123,36 +236,162 @@ def min(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  #
 
 def max(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """The largest element over ``axis`` (numpy.max: a NaN wins); ValueError when a slice is
-    empty. PyCUDA's ``max(a, stream)`` works too."""
+    empty. PyCUDA's ``max(a, stream)`` works too.
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     if axis is not None or out is not None:
         axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
     return _reduce("max", a, axis, None, out, keepdims, stream, allocator)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The smallest element ignoring NaNs (numpy.nanmin; NaN where a slice is all NaN)."""
+    """The smallest element ignoring NaNs (numpy.nanmin; NaN where a slice is all NaN).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("nanmin", a, axis, None, out, keepdims, stream, allocator)
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The largest element ignoring NaNs (numpy.nanmax; NaN where a slice is all NaN)."""
+    """The largest element ignoring NaNs (numpy.nanmax; NaN where a slice is all NaN).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("nanmax", a, axis, None, out, keepdims, stream, allocator)
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
     """The index of the first smallest element (numpy.argmin; the first NaN wins): along
-    ``axis``, or into the C-order flattened array when ``axis`` is None. int64 results."""
+    ``axis``, or into the C-order flattened array when ``axis`` is None. int64 results.
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("argmin", a, axis, None, out, keepdims, stream, allocator)
 
 
 def argmax(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
-    """The index of the first largest element (numpy.argmax; the first NaN wins)."""
+    """The index of the first largest element (numpy.argmax; the first NaN wins).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("argmax", a, axis, None, out, keepdims, stream, allocator)
 
 
 def any(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """Whether some element is nonzero (numpy.any), bool results. PyCUDA's
-    ``any(a, stream, allocator)`` works too."""
+    ``any(a, stream, allocator)`` works too.
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     if axis is not None or out is not None:
         axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
     return _reduce("any", a, axis, None, out, keepdims, stream, allocator)
@@ -160,7 +399,28 @@ def any(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  #
 
 def all(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """Whether every element is nonzero (numpy.all), bool results. PyCUDA's
-    ``all(a, stream, allocator)`` works too."""
+    ``all(a, stream, allocator)`` works too.
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     if axis is not None or out is not None:
         axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
     return _reduce("all", a, axis, None, out, keepdims, stream, allocator)
@@ -168,33 +428,179 @@ def all(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  #
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
     """The mean (numpy.mean): float64 for integers and bools, the input's float or complex
-    dtype otherwise (summed in double); NaN for an empty slice."""
+    dtype otherwise (summed in double); NaN for an empty slice.
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("mean", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The mean of the non-NaN elements (numpy.nanmean; NaN where there are none)."""
+    """The mean of the non-NaN elements (numpy.nanmean; NaN where there are none).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("nanmean", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
     """The variance (numpy.var): the mean squared distance from the mean, divided by
-    ``n - ddof``; real for complex input. One pass (Chan et al.'s pairwise update, in double)."""
+    ``n - ddof``; real for complex input. One pass (Chan et al.'s pairwise update, in double).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    ddof : int
+        Subtracted from the element count in the divisor.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("var", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
-    """The standard deviation (numpy.std): the square root of var."""
+    """The standard deviation (numpy.std): the square root of var.
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    ddof : int
+        Subtracted from the element count in the divisor.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("std", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
-    """The variance of the non-NaN elements (numpy.nanvar)."""
+    """The variance of the non-NaN elements (numpy.nanvar).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    ddof : int
+        Subtracted from the element count in the divisor.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("nanvar", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
-    """The standard deviation of the non-NaN elements (numpy.nanstd)."""
+    """The standard deviation of the non-NaN elements (numpy.nanstd).
+
+    Parameters
+    ----------
+    a : GPUArray
+        The array.
+    axis : int | tuple[int, ...] | None
+        The axes to reduce; None: every element.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: NumPy's rule for the input.
+    out : GPUArray | None
+        Where the result goes; None: a new array.
+    ddof : int
+        Subtracted from the element count in the divisor.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The result (a 0-d array for a full reduction; ``out`` when given).
+    """
     return _reduce("nanstd", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
@@ -220,7 +626,26 @@ def _check_supported(where, *arrays):
 
 
 def subset_sum(subset, a, dtype=None, stream=None, allocator=None):
-    """The sum of ``a[subset]`` (``subset``: integer indices)."""
+    """The sum of ``a[subset]`` (``subset``: integer indices).
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Indices (an integer array) of the elements taken into account.
+    a : GPUArray
+        The array.
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: ``a``'s.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        A 0-d array holding the sum of ``a[subset]``.
+    """
     from . import reduction_kernels as reduction
 
     _check_supported("subset_sum", a)
@@ -243,7 +668,24 @@ def _check_indices(where, subset):
 
 
 def dot(a, b, dtype=None, stream=None, allocator=None):
-    """The sum of a*b over all elements (1-D vectors of the same size), as a 0-d GPUArray."""
+    """The sum of a*b over all elements (1-D vectors of the same size), as a 0-d GPUArray.
+
+    Parameters
+    ----------
+    a, b : GPUArray
+        The two vectors (same size).
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: the inputs' promoted type.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        A 0-d array holding the sum of a * b.
+    """
     from . import reduction_kernels as reduction
 
     _check_supported("dot", a, b)
@@ -256,7 +698,24 @@ def dot(a, b, dtype=None, stream=None, allocator=None):
 
 
 def vdot(a, b, dtype=None, stream=None, allocator=None):
-    """dot with ``a`` complex-conjugated (numpy.vdot)."""
+    """dot with ``a`` complex-conjugated (numpy.vdot).
+
+    Parameters
+    ----------
+    a, b : GPUArray
+        The two vectors (same size).
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: the inputs' promoted type.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        A 0-d array holding the sum of conj(a) * b.
+    """
     from cuplug._cargs import VectorArg
 
     from . import reduction_kernels as reduction
@@ -299,15 +758,70 @@ def _subset_minmax(what, subset, a, stream, allocator):
 
 
 def subset_min(subset, a, stream=None, allocator=None):
+    """The smallest of the elements ``a[subset]``.
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Indices (an integer array) of the elements of ``a`` taken into account.
+    a : GPUArray
+        The array.
+    stream : Stream, optional
+        The stream the reduction is ordered on.
+    allocator : callable, optional
+        Allocates the result's memory (bytes -> DeviceAllocation).
+
+    Returns
+    -------
+    GPUArray
+        A 0-d array holding the result.
+    """
     return _subset_minmax("min", subset, a, stream, allocator)
 
 
 def subset_max(subset, a, stream=None, allocator=None):
+    """The largest of the elements ``a[subset]``.
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Indices (an integer array) of the elements of ``a`` taken into account.
+    a : GPUArray
+        The array.
+    stream : Stream, optional
+        The stream the reduction is ordered on.
+    allocator : callable, optional
+        Allocates the result's memory (bytes -> DeviceAllocation).
+
+    Returns
+    -------
+    GPUArray
+        A 0-d array holding the result.
+    """
     return _subset_minmax("max", subset, a, stream, allocator)
 
 
 def subset_dot(subset, a, b, dtype=None, stream=None, allocator=None):
-    """The sum of a[subset]*b[subset]."""
+    """The sum of a[subset]*b[subset].
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Indices (an integer array) of the elements taken into account.
+    a, b : GPUArray
+        The two vectors (same size).
+    dtype : numpy.typing.DTypeLike | None
+        The result's type; None: the inputs' promoted type.
+    stream : Stream | None
+        The stream the kernels run on.
+    allocator : collections.abc.Callable | None
+        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        A 0-d array holding the dot of ``a[subset]`` and ``b[subset]``.
+    """
     from . import reduction_kernels as reduction
 
     _check_supported("subset_dot", a, b)

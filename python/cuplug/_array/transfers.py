@@ -236,7 +236,20 @@ def to_device(ary, device, stream=None):
 
 
 def to_gpu(ary, allocator=None):
-    """A GPUArray holding a copy of host array `ary` (same shape, dtype and axis order)."""
+    """A GPUArray holding a copy of host array `ary` (same shape, dtype and axis order).
+
+    Parameters
+    ----------
+    ary : numpy.typing.ArrayLike
+        The host data.
+    allocator : collections.abc.Callable | None
+        Allocates the memory (bytes -> DeviceAllocation); None: the current allocator.
+
+    Returns
+    -------
+    GPUArray
+        The copy.
+    """
     from .core import GPUArray
 
     ary = np.asarray(ary)
@@ -251,7 +264,22 @@ def to_gpu(ary, allocator=None):
 
 
 def to_gpu_async(ary, allocator=None, stream=None):
-    """to_gpu ordered on `stream` (asynchronous when `ary` is page-locked)."""
+    """to_gpu ordered on `stream` (asynchronous when `ary` is page-locked).
+
+    Parameters
+    ----------
+    ary : numpy.typing.ArrayLike
+        The host data (page-locked for an asynchronous copy).
+    allocator : collections.abc.Callable | None
+        Allocates the memory (bytes -> DeviceAllocation); None: the current allocator.
+    stream : Stream | None
+        The stream the copy is ordered on.
+
+    Returns
+    -------
+    GPUArray
+        The copy.
+    """
     from .core import GPUArray
 
     ary = np.asarray(ary)

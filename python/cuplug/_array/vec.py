@@ -54,7 +54,16 @@ def _create_vector_types():
                     result[f"s{i}"] = value
                 return result
 
-            create.__name__ = f"make_{name}"
+            create.__name__ = create.__qualname__ = f"make_{name}"
+            fields = ", ".join(titles)
+            create.__doc__ = f"""A CUDA ``{name}`` value: a 0-d ndarray of dtype ``vec.{name}``.
+
+            Parameters
+            ----------
+            *args : {np.dtype(base_type).name}
+                The {count} field value{"s" if count > 1 else ""} ({fields}), or one sequence
+                of them.
+            """
             setattr(vec, f"make_{name}", staticmethod(create))
             vec.types[np.dtype(base_type), count] = dtype
             vec.type_to_scalar_and_count[dtype] = np.dtype(base_type), count

@@ -3,7 +3,11 @@
 cuplug's C++ core: driver objects, memory, launch, backends
 """
 from __future__ import annotations
+import collections.abc
+import cuplug.gpuarray
+import cuplug.memory
 import numpy
+import numpy.typing
 import typing
 import typing_extensions
 from . import backends
@@ -1786,15 +1790,24 @@ class mem_attach_flags:
     def value(self) -> int:
         ...
 class host_alloc_flags:
+    """
+    Flags of pagelocked_empty() and PageLockedAllocator (cuMemHostAlloc), or-ed: int constants.
+    """
     DEVICEMAP: typing.ClassVar[int] = 2
     PORTABLE: typing.ClassVar[int] = 1
     WRITECOMBINED: typing.ClassVar[int] = 4
 class mem_host_register_flags:
+    """
+    Flags of register_host_memory() (cuMemHostRegister), or-ed: int constants.
+    """
     DEVICEMAP: typing.ClassVar[int] = 2
     IOMEMORY: typing.ClassVar[int] = 4
     PORTABLE: typing.ClassVar[int] = 1
     READ_ONLY: typing.ClassVar[int] = 8
 class array3d_flags:
+    """
+    Flags of ArrayDescriptor3D.flags (CUDA_ARRAY3D_*), or-ed: int constants (2DARRAY only through getattr: not an identifier).
+    """
     ARRAY3D_2DARRAY: typing.ClassVar[int] = 1
     ARRAY3D_LAYERED: typing.ClassVar[int] = 1
     COLOR_ATTACHMENT: typing.ClassVar[int] = 32
@@ -3416,7 +3429,9 @@ class Device:
     """
     @staticmethod
     def count() -> int:
-        ...
+        """
+        How many devices the driver sees (cuDeviceGetCount).
+        """
     @typing.overload
     def __eq__(self, other: Device) -> bool:
         ...
@@ -3431,19 +3446,53 @@ class Device:
         ...
     @typing.overload
     def __init__(self, number: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
+        """
+        The device of an ordinal.
+        
+        Parameters
+        ----------
+        number : int
+            0 to Device.count() - 1 (CUDA_VISIBLE_DEVICES order).
+        """
     @typing.overload
     def __init__(self, pci_bus_id: str) -> None:
-        ...
+        """
+        The device at a PCI bus id.
+        
+        Parameters
+        ----------
+        pci_bus_id : str
+            As pci_bus_id() writes it: 'domain:bus:device.function'.
+        """
     def __repr__(self) -> str:
         ...
     def can_access_peer(self, other: Device) -> bool:
-        ...
-    def compute_capability(self) -> tuple[int, int]:
-        ...
-    def get_attribute(self, attr: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
         """
-        The value of a device_attribute; COMPUTE_MODE gives a compute_mode.
+        Whether contexts on this device can access `other`'s memory (cuDeviceCanAccessPeer).
+        
+        Parameters
+        ----------
+        other : Device
+            The peer device.
+        """
+    def compute_capability(self) -> tuple[int, int]:
+        """
+        (major, minor) compute capability, e.g. (9, 0).
+        """
+    def get_attribute(self, attr: typing.SupportsInt | typing.SupportsIndex) -> int | compute_mode:
+        """
+        The value of a device attribute (cuDeviceGetAttribute).
+        
+        Parameters
+        ----------
+        attr : device_attribute
+            Which one.
+        
+        
+        Returns
+        -------
+        int | compute_mode
+            Its value; COMPUTE_MODE gives a compute_mode.
         """
     def get_attributes(self) -> dict:
         """
@@ -3452,17 +3501,34 @@ class Device:
     def make_context(self, flags: typing.SupportsInt | typing.SupportsIndex = 0) -> Context:
         """
         Creates a context on this device; it becomes current (pushed on this thread's stack).
+        
+        Parameters
+        ----------
+        flags : int
+            ctx_flags, or-ed.
+        
+        
+        Returns
+        -------
+        Context
+            The new context.
         """
     def name(self) -> str:
-        ...
+        """
+        The device's name, e.g. 'NVIDIA H100 80GB HBM3'.
+        """
     def pci_bus_id(self) -> str:
-        ...
+        """
+        The device's PCI bus id, 'domain:bus:device.function'.
+        """
     def retain_primary_context(self) -> Context:
         """
         The device's primary context, shared with the runtime API and other libraries. It is not pushed: call push() or use `with ctx:`.
         """
     def total_memory(self) -> int:
-        ...
+        """
+        The device's memory, in bytes.
+        """
     @property
     def ordinal(self) -> int:
         """
@@ -3481,18 +3547,41 @@ class Context:
         """
     @staticmethod
     def attach(flags: typing.SupportsInt | typing.SupportsIndex = 0) -> Context:
-        ...
+        """
+        Raises NotSupportedError: cuCtxAttach was removed from CUDA.
+        
+        Parameters
+        ----------
+        flags : int
+            Ignored.
+        """
     @staticmethod
     def disable_peer_access(peer: Context) -> None:
-        ...
+        """
+        Stops the current context's access to memory of `peer`.
+        
+        Parameters
+        ----------
+        peer : Context
+            The peer context.
+        """
     @staticmethod
     def enable_peer_access(peer: Context, flags: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
-        Lets the current context access memory of `peer`.
+        Lets the current context access memory of `peer` (cuCtxEnablePeerAccess).
+        
+        Parameters
+        ----------
+        peer : Context
+            The peer context.
+        flags : int
+            Must be 0.
         """
     @staticmethod
     def get_cache_config() -> func_cache:
-        ...
+        """
+        The current context's preferred L1 / shared memory split, a func_cache.
+        """
     @staticmethod
     def get_current() -> Context:
         """
@@ -3505,10 +3594,25 @@ class Context:
         """
     @staticmethod
     def get_limit(limit: typing.SupportsInt | typing.SupportsIndex) -> int:
-        ...
+        """
+        A limit of the current context (cuCtxGetLimit).
+        
+        Parameters
+        ----------
+        limit : limit
+            Which one.
+        
+        
+        Returns
+        -------
+        int
+            Its value (bytes for the sizes).
+        """
     @staticmethod
     def get_shared_config() -> shared_config:
-        ...
+        """
+        The current context's shared memory bank size, a shared_config.
+        """
     @staticmethod
     def pop() -> None:
         """
@@ -3516,13 +3620,36 @@ class Context:
         """
     @staticmethod
     def set_cache_config(config: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
+        """
+        Sets the current context's preferred L1 / shared memory split.
+        
+        Parameters
+        ----------
+        config : func_cache
+            The preference.
+        """
     @staticmethod
     def set_limit(limit: typing.SupportsInt | typing.SupportsIndex, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
+        """
+        Sets a limit of the current context (cuCtxSetLimit).
+        
+        Parameters
+        ----------
+        limit : limit
+            Which one (STACK_SIZE, PRINTF_FIFO_SIZE, MALLOC_HEAP_SIZE, ...).
+        value : int
+            Its new value (bytes for the sizes).
+        """
     @staticmethod
     def set_shared_config(config: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
+        """
+        Sets the current context's shared memory bank size (deprecated by CUDA).
+        
+        Parameters
+        ----------
+        config : shared_config
+            The bank size.
+        """
     @staticmethod
     def synchronize() -> None:
         """
@@ -3549,7 +3676,9 @@ class Context:
         Gives the context up now: destroys a created context, releases a primary one. Objects still made in it become unusable.
         """
     def get_api_version(self) -> int:
-        ...
+        """
+        The CUDA API version the context was made with, e.g. 3020 (cuCtxGetApiVersion).
+        """
     def push(self) -> None:
         """
         Makes this context current on this thread's stack.
@@ -3836,14 +3965,25 @@ class GraphNode:
         ...
     def set_kernel_params(self, *args, **kwargs) -> None:
         """
-        New arguments (and block=, grid=, shared=, function=) for this kernel node of its Graph; executable graphs made before keep the old ones (see GraphExec).
+        New arguments for this kernel node of its Graph; executable graphs made before keep the old ones (see GraphExec).
+        
+        Parameters
+        ----------
+        *args
+            The kernel's new arguments.
+        **kwargs
+            block=, grid=, shared= (bytes), function=: what else changes.
         """
     @property
     def graph(self) -> Graph:
-        ...
+        """
+        The Graph it belongs to.
+        """
     @property
     def handle(self) -> int:
-        ...
+        """
+        The CUgraphNode as an int.
+        """
     @property
     def type(self) -> graph_node_type:
         """
@@ -3854,75 +3994,214 @@ class Graph:
     A CUDA graph of the current context, built node by node or captured from a stream (Stream.end_capture).
     """
     def __init__(self) -> None:
-        ...
-    def add_child_graph_node(self, graph: Graph, dependencies: typing.Any = None) -> GraphNode:
+        """
+        An empty graph.
+        """
+    def add_child_graph_node(self, graph: Graph, dependencies: collections.abc.Sequence[GraphNode] | None = None) -> GraphNode:
         """
         Runs a copy of `graph` (taken now) as one node.
+        
+        Parameters
+        ----------
+        graph : Graph
+            The child graph.
+        dependencies : collections.abc.Sequence[GraphNode] | None
+            The nodes it waits for.
         """
-    def add_dependencies(self, from_nodes: typing.Any, to_nodes: typing.Any) -> None:
+    def add_dependencies(self, from_nodes: GraphNode | collections.abc.Sequence[GraphNode], to_nodes: GraphNode | collections.abc.Sequence[GraphNode]) -> None:
         """
-        Makes each `to` node wait for its `from` node (nodes or equal-length sequences).
+        Makes each `to` node wait for its `from` node.
+        
+        Parameters
+        ----------
+        from_nodes, to_nodes : GraphNode | collections.abc.Sequence[GraphNode]
+            Nodes, or sequences of equal length paired one to one.
         """
-    def add_empty_node(self, dependencies: typing.Any = None) -> GraphNode:
-        ...
+    def add_empty_node(self, dependencies: collections.abc.Sequence[GraphNode] | None = None) -> GraphNode:
+        """
+        A node that does nothing: a join point for dependencies.
+        
+        Parameters
+        ----------
+        dependencies : collections.abc.Sequence[GraphNode] | None
+            The nodes it waits for.
+        """
     def add_host_node(self, fn: typing.Any, dependencies: typing.Any = None) -> GraphNode:
         """
         Calls fn() (no CUDA calls in it) when the graph reaches the node.
+        
+        Parameters
+        ----------
+        fn : collections.abc.Callable[[], None]
+            The host function.
+        dependencies : collections.abc.Sequence[GraphNode] | None
+            The nodes it waits for.
+        
+        
+        Returns
+        -------
+        GraphNode
+            The node.
         """
     def add_kernel_node(self, function: typing.Any, *args, **kwargs) -> GraphNode:
         """
-        add_kernel_node(function, *args, block, grid=(1, 1), shared=0, dependencies=None): a launch of `function` with `args` packed as its __call__ (or prepared_call, when prepared) would pack them.
+        A kernel launch: g.add_kernel_node(function, *args, block, grid=(1, 1), shared=0, dependencies=None).
+        
+        Parameters
+        ----------
+        function : Function
+            The kernel.
+        *args
+            Its arguments, packed as its __call__ (or prepared_call, when prepared) would pack them.
+        block, grid : tuple[int, ...]
+            Threads per block and blocks per grid.
+        shared : int
+            Dynamic shared memory per block, in bytes.
+        dependencies : collections.abc.Sequence[GraphNode] | None
+            The nodes it waits for.
+        
+        
+        Returns
+        -------
+        GraphNode
+            The node.
         """
     def add_memcpy_node(self, dest: typing.Any, src: typing.Any = None, size: typing.Any = None, dependencies: typing.Any = None) -> GraphNode:
         """
-        A 1D copy between host buffers and device memory (size defaults to the smaller known size), or the copy a Memcpy3D describes (passed as `dest` alone).
+        A 1D copy between host buffers and device memory, or the copy a Memcpy3D describes.
+        
+        Parameters
+        ----------
+        dest : DeviceAllocation | int | collections.abc.Buffer | Memcpy3D
+            The destination, or a Memcpy3D alone.
+        src : DeviceAllocation | int | collections.abc.Buffer | None
+            The source.
+        size : int | None
+            Bytes; None: the smaller known size.
+        dependencies : collections.abc.Sequence[GraphNode] | None
+            The nodes it waits for.
+        
+        
+        Returns
+        -------
+        GraphNode
+            The node.
         """
     def add_memset_node(self, dest: typing.Any, value: typing.Any, width: typing.Any, element_size: typing.SupportsInt | typing.SupportsIndex = 4, height: typing.Any = 1, pitch: typing.Any = None, dependencies: typing.Any = None) -> GraphNode:
         """
-        Fills `height` rows of `width` elements of `element_size` bytes (1, 2 or 4).
+        Fills `height` rows of `width` elements.
+        
+        Parameters
+        ----------
+        dest : DeviceAllocation | int
+            The first row.
+        value : int
+            Each element's value.
+        width : int
+            Elements per row.
+        element_size : int
+            Bytes per element: 1, 2 or 4.
+        height : int
+            Rows.
+        pitch : int | None
+            Bytes from one row to the next; None: width * element_size.
+        dependencies : collections.abc.Sequence[GraphNode] | None
+            The nodes it waits for.
+        
+        
+        Returns
+        -------
+        GraphNode
+            The node.
         """
     def clone(self) -> Graph:
-        ...
+        """
+        A copy of the graph (cuGraphClone).
+        """
     def debug_dot_print(self, path: str, flags: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
         Writes the graph as Graphviz DOT.
+        
+        Parameters
+        ----------
+        path : str
+            The file to write.
+        flags : int
+            cuGraphDebugDotPrint's flags (0: the default detail).
         """
     def instantiate(self, flags: typing.SupportsInt | typing.SupportsIndex = 0) -> GraphExec:
         """
         An executable GraphExec of the graph as it is now.
+        
+        Parameters
+        ----------
+        flags : int
+            cuGraphInstantiateWithFlags' flags.
         """
     @property
     def handle(self) -> int:
-        ...
+        """
+        The CUgraph as an int.
+        """
     @property
     def nodes(self) -> list[GraphNode]:
-        ...
+        """
+        Every node.
+        """
     @property
     def root_nodes(self) -> list[GraphNode]:
-        ...
+        """
+        The nodes that wait for none.
+        """
 class GraphExec:
     """
     An executable graph (Graph.instantiate).
     """
-    def launch(self, stream: typing.Any = None) -> None:
+    def launch(self, stream: Stream | None = None) -> None:
         """
-        Runs the graph on `stream` (None: the default one).
+        Runs the graph (cuGraphLaunch).
+        
+        Parameters
+        ----------
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
         """
     def set_kernel_node_params(self, node: GraphNode, *args, **kwargs) -> None:
         """
-        set_kernel_node_params(node, *args, block=None, grid=None, shared=None, function=None): new arguments for a kernel node of this executable graph only.
+        New arguments for a kernel node of this executable graph only.
+        
+        Parameters
+        ----------
+        node : GraphNode
+            A kernel node of the graph it was made from.
+        *args
+            The kernel's new arguments.
+        **kwargs
+            block=, grid=, shared= (bytes), function=: what else changes.
         """
     def update(self, graph: Graph) -> None:
         """
         Takes the parameters of `graph`, which must have the same nodes and edges.
+        
+        Parameters
+        ----------
+        graph : Graph
+            The changed graph.
         """
-    def upload(self, stream: typing.Any = None) -> None:
+    def upload(self, stream: Stream | None = None) -> None:
         """
-        Prepares the first launch ahead of time.
+        Prepares the first launch ahead of time (cuGraphUpload).
+        
+        Parameters
+        ----------
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
         """
     @property
     def handle(self) -> int:
-        ...
+        """
+        The CUgraphExec as an int.
+        """
 class Event:
     """
     A CUDA event of the current context (flags: event_flags).
@@ -3931,6 +4210,17 @@ class Event:
     def from_ipc_handle(handle: typing_extensions.Buffer) -> Event:
         """
         Opens another process's event in the current context.
+        
+        Parameters
+        ----------
+        handle : collections.abc.Buffer
+            The 64 bytes ipc_handle() gave in the other process.
+        
+        
+        Returns
+        -------
+        Event
+            The event.
         """
     def __init__(self, flags: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         ...
@@ -3942,21 +4232,59 @@ class Event:
         """
         Whether the event has happened, without waiting.
         """
-    def record(self, stream: typing.Any = None) -> typing.Any:
+    def record(self, stream: Stream | None = None) -> Event:
         """
-        Records the event on `stream` (None: the legacy default stream). Returns self.
+        Records the event on a stream (cuEventRecord).
+        
+        Parameters
+        ----------
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
+        
+        
+        Returns
+        -------
+        Event
+            self.
         """
-    def synchronize(self) -> typing.Any:
+    def synchronize(self) -> Event:
         """
-        Waits for the event. Returns self.
+        Waits for the event.
+        
+        Returns
+        -------
+        Event
+            self.
         """
     def time_since(self, start: Event) -> float:
         """
-        Milliseconds from `start` to this event: end.time_since(start).
+        The time from `start` to this event: end.time_since(start).
+        
+        Parameters
+        ----------
+        start : Event
+            The earlier event.
+        
+        
+        Returns
+        -------
+        float
+            Milliseconds.
         """
     def time_till(self, end: Event) -> float:
         """
-        Milliseconds from this event to `end`.
+        The time from this event to `end`.
+        
+        Parameters
+        ----------
+        end : Event
+            The later event.
+        
+        
+        Returns
+        -------
+        float
+            Milliseconds.
         """
     @property
     def handle(self) -> int:
@@ -3976,8 +4304,13 @@ class Stream:
     def begin_capture(self, mode: capture_mode = ...) -> None:
         """
         Starts recording work issued to this stream into a graph (beyond PyCUDA); kernel __call__ / prepared_async_call launches on it are recorded, not run.
+        
+        Parameters
+        ----------
+        mode : capture_mode
+            Which other threads' unsafe calls the capture forbids.
         """
-    def end_capture(self) -> typing.Any:
+    def end_capture(self) -> Graph:
         """
         Stops capturing and returns the recorded Graph. The memory and objects the recorded work uses must stay alive while the graph may run.
         """
@@ -3991,7 +4324,12 @@ class Stream:
         """
     def wait_for_event(self, event: Event) -> None:
         """
-        Makes later work on this stream wait for `event`.
+        Makes later work on this stream wait for `event` (cuStreamWaitEvent).
+        
+        Parameters
+        ----------
+        event : Event
+            A recorded event.
         """
     @property
     def handle(self) -> int:
@@ -4005,7 +4343,9 @@ class Stream:
         """
     @property
     def priority(self) -> int:
-        ...
+        """
+        The stream's priority (lower numbers are scheduled first).
+        """
 class _RawBuffer:
     pass
 class DeviceAllocation:
@@ -4020,20 +4360,29 @@ class DeviceAllocation:
         ...
     def as_buffer(self, size: typing.SupportsInt | typing.SupportsIndex, offset: typing.SupportsInt | typing.SupportsIndex = 0) -> memoryview:
         """
-        A writable memoryview of `size` bytes at the device address (useful for managed memory only: host access to device memory faults).
+        A writable memoryview of the memory (useful for managed memory only: host access to device memory faults).
+        
+        Parameters
+        ----------
+        size : int
+            Bytes in the view.
+        offset : int
+            Bytes from the allocation's start to the view's.
         """
     def free(self) -> None:
         """
         Releases the memory now; a second call raises.
         """
     @property
-    def backend(self) -> typing.Any:
+    def backend(self) -> str | None:
         """
         Name of the allocator backend that made it; None for driver memory.
         """
     @property
     def freed(self) -> bool:
-        ...
+        """
+        Whether free() was called (the memory is gone).
+        """
     @property
     def size(self) -> int:
         """
@@ -4043,19 +4392,44 @@ class ManagedAllocation(DeviceAllocation):
     """
     Managed (unified) memory from cuMemAllocManaged.
     """
-    def attach(self, mem_flags: typing.SupportsInt | typing.SupportsIndex, stream: typing.Any = None) -> None:
-        ...
+    def attach(self, mem_flags: typing.SupportsInt | typing.SupportsIndex, stream: Stream | None = None) -> None:
+        """
+        Changes which streams may access the memory (cuStreamAttachMemAsync).
+        
+        Parameters
+        ----------
+        mem_flags : int
+            A mem_attach_flags value: GLOBAL, HOST or SINGLE.
+        stream : Stream | None
+            The stream the attachment is ordered on, and the one stream that may access the memory with SINGLE.
+        """
     def get_device_pointer(self) -> int:
-        ...
+        """
+        The device address, an int (the same address works on the host).
+        """
 class IPCMemoryHandle:
+    """
+    Another process's device memory, opened in the current context from its mem_get_ipc_handle() (cuIpcOpenMemHandle); int() is its address here.
+    """
     def __index__(self) -> int:
         ...
     def __init__(self, handle: typing_extensions.Buffer, flags: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
-        ...
+        """
+        Opens the memory.
+        
+        Parameters
+        ----------
+        handle : collections.abc.Buffer
+            The 64 bytes mem_get_ipc_handle() gave in the other process.
+        flags : int
+            ipc_mem_flags (default LAZY_ENABLE_PEER_ACCESS).
+        """
     def __int__(self) -> int:
         ...
     def close(self) -> None:
-        ...
+        """
+        Closes the mapping now (cuIpcCloseMemHandle).
+        """
 class PointerHolderBase:
     """
     Base for Python objects that own device memory: override get_pointer() and call super().__init__().
@@ -4067,458 +4441,899 @@ class PointerHolderBase:
     def __int__(self) -> int:
         ...
     def as_buffer(self, size: typing.SupportsInt | typing.SupportsIndex, offset: typing.SupportsInt | typing.SupportsIndex = 0) -> memoryview:
-        ...
+        """
+        A writable memoryview of the memory (host access works for managed memory only).
+        
+        Parameters
+        ----------
+        size : int
+            Bytes in the view.
+        offset : int
+            Bytes from get_pointer() to the view's start.
+        """
     def get_pointer(self) -> int:
-        ...
+        """
+        The device address, an int: subclasses override this.
+        """
 class HostPointer:
     """
     Base of objects that own host memory.
     """
     def get_device_pointer(self) -> int:
-        ...
+        """
+        The memory's device address, an int (mapped memory only: host_alloc_flags.DEVICEMAP or mem_host_register_flags.DEVICEMAP).
+        """
     @property
     def size(self) -> int:
         """
         Size in bytes.
         """
 class PagelockedHostAllocation(HostPointer):
+    """
+    Page-locked host memory from cuMemHostAlloc: the .base of a pagelocked_empty() array.
+    """
     def free(self) -> None:
-        ...
+        """
+        Releases the memory now; arrays over it must not be used after.
+        """
     def get_flags(self) -> int:
-        ...
+        """
+        The host_alloc_flags it was allocated with (cuMemHostGetFlags).
+        """
 class AlignedHostAllocation(HostPointer):
+    """
+    Ordinary host memory aligned to a boundary: the .base of an aligned_empty() array.
+    """
     def free(self) -> None:
-        ...
+        """
+        Releases the memory now; arrays over it must not be used after.
+        """
 class RegisteredHostMemory(HostPointer):
+    """
+    An array's memory page-locked by register_host_memory() (cuMemHostRegister).
+    """
     def unregister(self) -> None:
-        ...
+        """
+        Unlocks the memory now (cuMemHostUnregister).
+        """
     @property
-    def base(self) -> typing.Any:
+    def base(self) -> numpy.typing.ArrayLike:
         """
         The registered array.
         """
 class Memcpy2D:
-    dst_memory_type: typing.Any
-    src_memory_type: typing.Any
+    """
+    A 2D copy between host memory, device memory and CUDA arrays (cuMemcpy2D): set a source and a destination (set_src_* / set_dst_*), the offsets, pitches and extents, then call it.
+    """
     @typing.overload
     def __call__(self, aligned: bool = True) -> None:
         """
-        Copies now; aligned=False tolerates misaligned pitches (cuMemcpy2DUnaligned).
+        Copies now, waiting until it is done.
+        
+        Parameters
+        ----------
+        aligned : bool
+            False tolerates pitches the driver's aligned copy refuses (cuMemcpy2DUnaligned).
         """
     @typing.overload
-    def __call__(self, stream: typing.Any) -> None:
+    def __call__(self, stream: Stream | None) -> None:
         """
-        Copies asynchronously on `stream` (cuMemcpy2DAsync).
+        Copies asynchronously (cuMemcpy2DAsync).
+        
+        Parameters
+        ----------
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
         """
     def __init__(self) -> None:
-        ...
-    def set_dst_array(self, ary: typing.Any) -> None:
-        ...
-    def set_dst_device(self, ptr: typing.Any) -> None:
-        ...
-    def set_dst_host(self, buffer: typing.Any) -> None:
-        ...
-    def set_dst_unified(self, buffer: typing.Any) -> None:
-        ...
-    def set_src_array(self, ary: typing.Any) -> None:
-        ...
-    def set_src_device(self, ptr: typing.Any) -> None:
-        ...
-    def set_src_host(self, buffer: typing.Any) -> None:
         """
-        Source is a host buffer (any strided buffer); it stays exported while set.
+        An empty copy: set its source, destination and extents, then call it.
         """
-    def set_src_unified(self, buffer: typing.Any) -> None:
-        ...
+    def set_dst_array(self, ary: Array) -> None:
+        """
+        Makes a CUDA array the destination.
+        
+        Parameters
+        ----------
+        ary : Array
+            The destination array; it stays referenced while set.
+        """
+    def set_dst_device(self, ptr: DeviceAllocation | int) -> None:
+        """
+        Makes device memory the destination.
+        
+        Parameters
+        ----------
+        ptr : DeviceAllocation | int
+            The destination's first byte (a DeviceAllocation stays referenced and bounds-checked).
+        """
+    def set_dst_host(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes a writable host buffer the destination.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            Any writable strided host buffer; it stays exported (and alive) while set.
+        """
+    def set_dst_unified(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes unified (managed or mapped) memory the destination.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            A writable buffer over unified memory.
+        """
+    def set_src_array(self, ary: Array) -> None:
+        """
+        Makes a CUDA array the source.
+        
+        Parameters
+        ----------
+        ary : Array
+            The source array; it stays referenced while set.
+        """
+    def set_src_device(self, ptr: DeviceAllocation | int) -> None:
+        """
+        Makes device memory the source.
+        
+        Parameters
+        ----------
+        ptr : DeviceAllocation | int
+            The source's first byte (a DeviceAllocation stays referenced and bounds-checked).
+        """
+    def set_src_host(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes a host buffer the source.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            Any strided host buffer; it stays exported (and alive) while set.
+        """
+    def set_src_unified(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes unified (managed or mapped) memory the source.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            A buffer over unified memory (a ManagedAllocation, a mapped pagelocked array).
+        """
     @property
     def dst_device(self) -> int:
-        ...
+        """
+        The destination device address, an int (a DeviceAllocation assigned stays referenced).
+        """
     @dst_device.setter
-    def dst_device(self, arg1: typing.Any) -> None:
+    def dst_device(self, value: DeviceAllocation | int) -> None:
+        ...
+    @property
+    def dst_memory_type(self) -> memory_type | int:
+        """
+        The destination's memory_type (set by the set_dst_* methods).
+        """
+    @dst_memory_type.setter
+    def dst_memory_type(self, value: memory_type | int) -> None:
         ...
     @property
     def dst_pitch(self) -> int:
-        ...
+        """
+        Destination row pitch, in bytes.
+        """
     @dst_pitch.setter
-    def dst_pitch(self, arg1: typing.Any) -> None:
+    def dst_pitch(self, value: int) -> None:
         ...
     @property
     def dst_x_in_bytes(self) -> int:
-        ...
+        """
+        Destination column offset, in bytes.
+        """
     @dst_x_in_bytes.setter
-    def dst_x_in_bytes(self, arg1: typing.Any) -> None:
+    def dst_x_in_bytes(self, value: int) -> None:
         ...
     @property
     def dst_y(self) -> int:
-        ...
+        """
+        Destination row offset, in rows.
+        """
     @dst_y.setter
-    def dst_y(self, arg1: typing.Any) -> None:
+    def dst_y(self, value: int) -> None:
         ...
     @property
     def height(self) -> int:
-        ...
+        """
+        Height of the copied area, in rows.
+        """
     @height.setter
-    def height(self, arg1: typing.Any) -> None:
+    def height(self, value: int) -> None:
         ...
     @property
     def src_device(self) -> int:
-        ...
+        """
+        The source device address, an int (a DeviceAllocation assigned stays referenced).
+        """
     @src_device.setter
-    def src_device(self, arg1: typing.Any) -> None:
+    def src_device(self, value: DeviceAllocation | int) -> None:
+        ...
+    @property
+    def src_memory_type(self) -> memory_type | int:
+        """
+        The source's memory_type (set by the set_src_* methods).
+        """
+    @src_memory_type.setter
+    def src_memory_type(self, value: memory_type | int) -> None:
         ...
     @property
     def src_pitch(self) -> int:
-        ...
+        """
+        Source row pitch, in bytes.
+        """
     @src_pitch.setter
-    def src_pitch(self, arg1: typing.Any) -> None:
+    def src_pitch(self, value: int) -> None:
         ...
     @property
     def src_x_in_bytes(self) -> int:
-        ...
+        """
+        Source column offset, in bytes.
+        """
     @src_x_in_bytes.setter
-    def src_x_in_bytes(self, arg1: typing.Any) -> None:
+    def src_x_in_bytes(self, value: int) -> None:
         ...
     @property
     def src_y(self) -> int:
-        ...
+        """
+        Source row offset, in rows.
+        """
     @src_y.setter
-    def src_y(self, arg1: typing.Any) -> None:
+    def src_y(self, value: int) -> None:
         ...
     @property
     def width_in_bytes(self) -> int:
-        ...
+        """
+        Width of the copied area, in bytes.
+        """
     @width_in_bytes.setter
-    def width_in_bytes(self, arg1: typing.Any) -> None:
+    def width_in_bytes(self, value: int) -> None:
         ...
 class Memcpy3D:
-    dst_memory_type: typing.Any
-    src_memory_type: typing.Any
+    """
+    A 3D copy between host memory, device memory and CUDA arrays (cuMemcpy3D): set a source and a destination, the offsets, pitches and extents, then call it.
+    """
     @typing.overload
     def __call__(self) -> None:
-        ...
+        """
+        Copies now, waiting until it is done.
+        """
     @typing.overload
-    def __call__(self, stream: typing.Any) -> None:
-        ...
+    def __call__(self, stream: Stream | None) -> None:
+        """
+        Copies asynchronously (cuMemcpy3DAsync).
+        
+        Parameters
+        ----------
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
+        """
     def __init__(self) -> None:
-        ...
-    def set_dst_array(self, ary: typing.Any) -> None:
-        ...
-    def set_dst_device(self, ptr: typing.Any) -> None:
-        ...
-    def set_dst_host(self, buffer: typing.Any) -> None:
-        ...
-    def set_dst_unified(self, buffer: typing.Any) -> None:
-        ...
-    def set_src_array(self, ary: typing.Any) -> None:
-        ...
-    def set_src_device(self, ptr: typing.Any) -> None:
-        ...
-    def set_src_host(self, buffer: typing.Any) -> None:
         """
-        Source is a host buffer (any strided buffer); it stays exported while set.
+        An empty copy: set its source, destination and extents, then call it.
         """
-    def set_src_unified(self, buffer: typing.Any) -> None:
-        ...
+    def set_dst_array(self, ary: Array) -> None:
+        """
+        Makes a CUDA array the destination.
+        
+        Parameters
+        ----------
+        ary : Array
+            The destination array; it stays referenced while set.
+        """
+    def set_dst_device(self, ptr: DeviceAllocation | int) -> None:
+        """
+        Makes device memory the destination.
+        
+        Parameters
+        ----------
+        ptr : DeviceAllocation | int
+            The destination's first byte (a DeviceAllocation stays referenced and bounds-checked).
+        """
+    def set_dst_host(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes a writable host buffer the destination.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            Any writable strided host buffer; it stays exported (and alive) while set.
+        """
+    def set_dst_unified(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes unified (managed or mapped) memory the destination.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            A writable buffer over unified memory.
+        """
+    def set_src_array(self, ary: Array) -> None:
+        """
+        Makes a CUDA array the source.
+        
+        Parameters
+        ----------
+        ary : Array
+            The source array; it stays referenced while set.
+        """
+    def set_src_device(self, ptr: DeviceAllocation | int) -> None:
+        """
+        Makes device memory the source.
+        
+        Parameters
+        ----------
+        ptr : DeviceAllocation | int
+            The source's first byte (a DeviceAllocation stays referenced and bounds-checked).
+        """
+    def set_src_host(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes a host buffer the source.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            Any strided host buffer; it stays exported (and alive) while set.
+        """
+    def set_src_unified(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes unified (managed or mapped) memory the source.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            A buffer over unified memory (a ManagedAllocation, a mapped pagelocked array).
+        """
     @property
     def depth(self) -> int:
-        ...
+        """
+        Depth of the copied volume, in slices.
+        """
     @depth.setter
-    def depth(self, arg1: typing.Any) -> None:
+    def depth(self, value: int) -> None:
         ...
     @property
     def dst_device(self) -> int:
-        ...
+        """
+        The destination device address, an int (a DeviceAllocation assigned stays referenced).
+        """
     @dst_device.setter
-    def dst_device(self, arg1: typing.Any) -> None:
+    def dst_device(self, value: DeviceAllocation | int) -> None:
         ...
     @property
     def dst_height(self) -> int:
-        ...
+        """
+        Destination slice height, in rows.
+        """
     @dst_height.setter
-    def dst_height(self, arg1: typing.Any) -> None:
+    def dst_height(self, value: int) -> None:
         ...
     @property
     def dst_lod(self) -> int:
-        ...
+        """
+        Destination mipmap level (must be 0).
+        """
     @dst_lod.setter
-    def dst_lod(self, arg1: typing.Any) -> None:
+    def dst_lod(self, value: int) -> None:
+        ...
+    @property
+    def dst_memory_type(self) -> memory_type | int:
+        """
+        The destination's memory_type (set by the set_dst_* methods).
+        """
+    @dst_memory_type.setter
+    def dst_memory_type(self, value: memory_type | int) -> None:
         ...
     @property
     def dst_pitch(self) -> int:
-        ...
+        """
+        Destination row pitch, in bytes.
+        """
     @dst_pitch.setter
-    def dst_pitch(self, arg1: typing.Any) -> None:
+    def dst_pitch(self, value: int) -> None:
         ...
     @property
     def dst_x_in_bytes(self) -> int:
-        ...
+        """
+        Destination column offset, in bytes.
+        """
     @dst_x_in_bytes.setter
-    def dst_x_in_bytes(self, arg1: typing.Any) -> None:
+    def dst_x_in_bytes(self, value: int) -> None:
         ...
     @property
     def dst_y(self) -> int:
-        ...
+        """
+        Destination row offset, in rows.
+        """
     @dst_y.setter
-    def dst_y(self, arg1: typing.Any) -> None:
+    def dst_y(self, value: int) -> None:
         ...
     @property
     def dst_z(self) -> int:
-        ...
+        """
+        Destination slice offset, in slices.
+        """
     @dst_z.setter
-    def dst_z(self, arg1: typing.Any) -> None:
+    def dst_z(self, value: int) -> None:
         ...
     @property
     def height(self) -> int:
-        ...
+        """
+        Height of the copied area, in rows.
+        """
     @height.setter
-    def height(self, arg1: typing.Any) -> None:
+    def height(self, value: int) -> None:
         ...
     @property
     def src_device(self) -> int:
-        ...
+        """
+        The source device address, an int (a DeviceAllocation assigned stays referenced).
+        """
     @src_device.setter
-    def src_device(self, arg1: typing.Any) -> None:
+    def src_device(self, value: DeviceAllocation | int) -> None:
         ...
     @property
     def src_height(self) -> int:
-        ...
+        """
+        Source slice height, in rows.
+        """
     @src_height.setter
-    def src_height(self, arg1: typing.Any) -> None:
+    def src_height(self, value: int) -> None:
         ...
     @property
     def src_lod(self) -> int:
-        ...
+        """
+        Source mipmap level (must be 0).
+        """
     @src_lod.setter
-    def src_lod(self, arg1: typing.Any) -> None:
+    def src_lod(self, value: int) -> None:
+        ...
+    @property
+    def src_memory_type(self) -> memory_type | int:
+        """
+        The source's memory_type (set by the set_src_* methods).
+        """
+    @src_memory_type.setter
+    def src_memory_type(self, value: memory_type | int) -> None:
         ...
     @property
     def src_pitch(self) -> int:
-        ...
+        """
+        Source row pitch, in bytes.
+        """
     @src_pitch.setter
-    def src_pitch(self, arg1: typing.Any) -> None:
+    def src_pitch(self, value: int) -> None:
         ...
     @property
     def src_x_in_bytes(self) -> int:
-        ...
+        """
+        Source column offset, in bytes.
+        """
     @src_x_in_bytes.setter
-    def src_x_in_bytes(self, arg1: typing.Any) -> None:
+    def src_x_in_bytes(self, value: int) -> None:
         ...
     @property
     def src_y(self) -> int:
-        ...
+        """
+        Source row offset, in rows.
+        """
     @src_y.setter
-    def src_y(self, arg1: typing.Any) -> None:
+    def src_y(self, value: int) -> None:
         ...
     @property
     def src_z(self) -> int:
-        ...
+        """
+        Source slice offset, in slices.
+        """
     @src_z.setter
-    def src_z(self, arg1: typing.Any) -> None:
+    def src_z(self, value: int) -> None:
         ...
     @property
     def width_in_bytes(self) -> int:
-        ...
+        """
+        Width of the copied area, in bytes.
+        """
     @width_in_bytes.setter
-    def width_in_bytes(self, arg1: typing.Any) -> None:
+    def width_in_bytes(self, value: int) -> None:
         ...
 class Memcpy3DPeer:
-    dst_memory_type: typing.Any
-    src_memory_type: typing.Any
+    """
+    A 3D copy between contexts (cuMemcpy3DPeer): like Memcpy3D, plus the source's and the destination's contexts (the current one where left unset).
+    """
     @typing.overload
     def __call__(self) -> None:
-        ...
+        """
+        Copies now, waiting until it is done.
+        """
     @typing.overload
-    def __call__(self, stream: typing.Any) -> None:
-        ...
+    def __call__(self, stream: Stream | None) -> None:
+        """
+        Copies asynchronously (cuMemcpy3DPeerAsync).
+        
+        Parameters
+        ----------
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
+        """
     def __init__(self) -> None:
-        ...
-    def set_dst_array(self, ary: typing.Any) -> None:
-        ...
+        """
+        An empty copy: set its source, destination and extents, then call it.
+        """
+    def set_dst_array(self, ary: Array) -> None:
+        """
+        Makes a CUDA array the destination.
+        
+        Parameters
+        ----------
+        ary : Array
+            The destination array; it stays referenced while set.
+        """
     def set_dst_context(self, ctx: Context) -> None:
-        ...
-    def set_dst_device(self, ptr: typing.Any) -> None:
-        ...
-    def set_dst_host(self, buffer: typing.Any) -> None:
-        ...
-    def set_dst_unified(self, buffer: typing.Any) -> None:
-        ...
-    def set_src_array(self, ary: typing.Any) -> None:
-        ...
+        """
+        Sets the destination's context.
+        
+        Parameters
+        ----------
+        ctx : Context
+            The context the destination memory belongs to.
+        """
+    def set_dst_device(self, ptr: DeviceAllocation | int) -> None:
+        """
+        Makes device memory the destination.
+        
+        Parameters
+        ----------
+        ptr : DeviceAllocation | int
+            The destination's first byte (a DeviceAllocation stays referenced and bounds-checked).
+        """
+    def set_dst_host(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes a writable host buffer the destination.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            Any writable strided host buffer; it stays exported (and alive) while set.
+        """
+    def set_dst_unified(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes unified (managed or mapped) memory the destination.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            A writable buffer over unified memory.
+        """
+    def set_src_array(self, ary: Array) -> None:
+        """
+        Makes a CUDA array the source.
+        
+        Parameters
+        ----------
+        ary : Array
+            The source array; it stays referenced while set.
+        """
     def set_src_context(self, ctx: Context) -> None:
-        ...
-    def set_src_device(self, ptr: typing.Any) -> None:
-        ...
-    def set_src_host(self, buffer: typing.Any) -> None:
         """
-        Source is a host buffer (any strided buffer); it stays exported while set.
+        Sets the source's context.
+        
+        Parameters
+        ----------
+        ctx : Context
+            The context the source memory belongs to.
         """
-    def set_src_unified(self, buffer: typing.Any) -> None:
-        ...
+    def set_src_device(self, ptr: DeviceAllocation | int) -> None:
+        """
+        Makes device memory the source.
+        
+        Parameters
+        ----------
+        ptr : DeviceAllocation | int
+            The source's first byte (a DeviceAllocation stays referenced and bounds-checked).
+        """
+    def set_src_host(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes a host buffer the source.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            Any strided host buffer; it stays exported (and alive) while set.
+        """
+    def set_src_unified(self, buffer: typing_extensions.Buffer) -> None:
+        """
+        Makes unified (managed or mapped) memory the source.
+        
+        Parameters
+        ----------
+        buffer : collections.abc.Buffer
+            A buffer over unified memory (a ManagedAllocation, a mapped pagelocked array).
+        """
     @property
     def depth(self) -> int:
-        ...
+        """
+        Depth of the copied volume, in slices.
+        """
     @depth.setter
-    def depth(self, arg1: typing.Any) -> None:
+    def depth(self, value: int) -> None:
         ...
     @property
     def dst_device(self) -> int:
-        ...
+        """
+        The destination device address, an int (a DeviceAllocation assigned stays referenced).
+        """
     @dst_device.setter
-    def dst_device(self, arg1: typing.Any) -> None:
+    def dst_device(self, value: DeviceAllocation | int) -> None:
         ...
     @property
     def dst_height(self) -> int:
-        ...
+        """
+        Destination slice height, in rows.
+        """
     @dst_height.setter
-    def dst_height(self, arg1: typing.Any) -> None:
+    def dst_height(self, value: int) -> None:
         ...
     @property
     def dst_lod(self) -> int:
-        ...
+        """
+        Destination mipmap level (must be 0).
+        """
     @dst_lod.setter
-    def dst_lod(self, arg1: typing.Any) -> None:
+    def dst_lod(self, value: int) -> None:
+        ...
+    @property
+    def dst_memory_type(self) -> memory_type | int:
+        """
+        The destination's memory_type (set by the set_dst_* methods).
+        """
+    @dst_memory_type.setter
+    def dst_memory_type(self, value: memory_type | int) -> None:
         ...
     @property
     def dst_pitch(self) -> int:
-        ...
+        """
+        Destination row pitch, in bytes.
+        """
     @dst_pitch.setter
-    def dst_pitch(self, arg1: typing.Any) -> None:
+    def dst_pitch(self, value: int) -> None:
         ...
     @property
     def dst_x_in_bytes(self) -> int:
-        ...
+        """
+        Destination column offset, in bytes.
+        """
     @dst_x_in_bytes.setter
-    def dst_x_in_bytes(self, arg1: typing.Any) -> None:
+    def dst_x_in_bytes(self, value: int) -> None:
         ...
     @property
     def dst_y(self) -> int:
-        ...
+        """
+        Destination row offset, in rows.
+        """
     @dst_y.setter
-    def dst_y(self, arg1: typing.Any) -> None:
+    def dst_y(self, value: int) -> None:
         ...
     @property
     def dst_z(self) -> int:
-        ...
+        """
+        Destination slice offset, in slices.
+        """
     @dst_z.setter
-    def dst_z(self, arg1: typing.Any) -> None:
+    def dst_z(self, value: int) -> None:
         ...
     @property
     def height(self) -> int:
-        ...
+        """
+        Height of the copied area, in rows.
+        """
     @height.setter
-    def height(self, arg1: typing.Any) -> None:
+    def height(self, value: int) -> None:
         ...
     @property
     def src_device(self) -> int:
-        ...
+        """
+        The source device address, an int (a DeviceAllocation assigned stays referenced).
+        """
     @src_device.setter
-    def src_device(self, arg1: typing.Any) -> None:
+    def src_device(self, value: DeviceAllocation | int) -> None:
         ...
     @property
     def src_height(self) -> int:
-        ...
+        """
+        Source slice height, in rows.
+        """
     @src_height.setter
-    def src_height(self, arg1: typing.Any) -> None:
+    def src_height(self, value: int) -> None:
         ...
     @property
     def src_lod(self) -> int:
-        ...
+        """
+        Source mipmap level (must be 0).
+        """
     @src_lod.setter
-    def src_lod(self, arg1: typing.Any) -> None:
+    def src_lod(self, value: int) -> None:
+        ...
+    @property
+    def src_memory_type(self) -> memory_type | int:
+        """
+        The source's memory_type (set by the set_src_* methods).
+        """
+    @src_memory_type.setter
+    def src_memory_type(self, value: memory_type | int) -> None:
         ...
     @property
     def src_pitch(self) -> int:
-        ...
+        """
+        Source row pitch, in bytes.
+        """
     @src_pitch.setter
-    def src_pitch(self, arg1: typing.Any) -> None:
+    def src_pitch(self, value: int) -> None:
         ...
     @property
     def src_x_in_bytes(self) -> int:
-        ...
+        """
+        Source column offset, in bytes.
+        """
     @src_x_in_bytes.setter
-    def src_x_in_bytes(self, arg1: typing.Any) -> None:
+    def src_x_in_bytes(self, value: int) -> None:
         ...
     @property
     def src_y(self) -> int:
-        ...
+        """
+        Source row offset, in rows.
+        """
     @src_y.setter
-    def src_y(self, arg1: typing.Any) -> None:
+    def src_y(self, value: int) -> None:
         ...
     @property
     def src_z(self) -> int:
-        ...
+        """
+        Source slice offset, in slices.
+        """
     @src_z.setter
-    def src_z(self, arg1: typing.Any) -> None:
+    def src_z(self, value: int) -> None:
         ...
     @property
     def width_in_bytes(self) -> int:
-        ...
+        """
+        Width of the copied area, in bytes.
+        """
     @width_in_bytes.setter
-    def width_in_bytes(self, arg1: typing.Any) -> None:
+    def width_in_bytes(self, value: int) -> None:
         ...
 class ArrayDescriptor:
-    format: typing.Any
-    def __init__(self, width: typing.Any = 0, height: typing.Any = 0, format: typing.Any = 32, num_channels: typing.Any = 1) -> None:
+    """
+    A 1D (height 0) or 2D CUDA array's shape and element format (CUDA_ARRAY_DESCRIPTOR).
+    """
+    def __init__(self, width: int = 0, height: int = 0, format: array_format | int = 32, num_channels: int = 1) -> None:
         """
-        A 1D (height 0) or 2D array's shape and element format (CUDA_ARRAY_DESCRIPTOR).
+        A descriptor.
+        
+        Parameters
+        ----------
+        width : int
+            Width, in elements.
+        height : int
+            Height, in rows (0 for a 1D array).
+        format : array_format | int
+            Each channel's format.
+        num_channels : int
+            Channels per element: 1, 2 or 4.
         """
     def __repr__(self) -> str:
         ...
     @property
-    def height(self) -> int:
+    def format(self) -> array_format | int:
+        """
+        Each channel's format, an array_format.
+        """
+    @format.setter
+    def format(self, value: array_format | int) -> None:
         ...
+    @property
+    def height(self) -> int:
+        """
+        Height, in rows (0 for a 1D array).
+        """
     @height.setter
-    def height(self, arg1: typing.Any) -> None:
+    def height(self, value: int) -> None:
         ...
     @property
     def num_channels(self) -> int:
-        ...
+        """
+        Channels per element: 1, 2 or 4.
+        """
     @num_channels.setter
-    def num_channels(self, arg1: typing.Any) -> None:
+    def num_channels(self, value: int) -> None:
         ...
     @property
     def width(self) -> int:
-        ...
+        """
+        Width, in elements.
+        """
     @width.setter
-    def width(self, arg1: typing.Any) -> None:
+    def width(self, value: int) -> None:
         ...
 class ArrayDescriptor3D:
-    format: typing.Any
-    def __init__(self, width: typing.Any = 0, height: typing.Any = 0, depth: typing.Any = 0, format: typing.Any = 32, num_channels: typing.Any = 1, flags: typing.Any = 0) -> None:
+    """
+    A 1D, 2D, 3D or layered CUDA array's shape, element format and array3d_flags (CUDA_ARRAY3D_DESCRIPTOR; a layered array's depth counts its layers).
+    """
+    def __init__(self, width: int = 0, height: int = 0, depth: int = 0, format: array_format | int = 32, num_channels: int = 1, flags: int = 0) -> None:
         """
-        A 1D, 2D, 3D or layered array's shape, element format and array3d_flags (CUDA_ARRAY3D_DESCRIPTOR; a layered array's depth counts its layers).
+        A descriptor.
+        
+        Parameters
+        ----------
+        width : int
+            Width, in elements.
+        height : int
+            Height, in rows (0 for a 1D array).
+        depth : int
+            Depth, in slices or layers (0 for 1D and 2D).
+        format : array_format | int
+            Each channel's format.
+        num_channels : int
+            Channels per element: 1, 2 or 4.
+        flags : int
+            array3d_flags, or-ed.
         """
     def __repr__(self) -> str:
         ...
     @property
     def depth(self) -> int:
-        ...
+        """
+        Depth, in slices or layers (0 for 1D and 2D).
+        """
     @depth.setter
-    def depth(self, arg1: typing.Any) -> None:
+    def depth(self, value: int) -> None:
         ...
     @property
     def flags(self) -> int:
-        ...
+        """
+        array3d_flags, or-ed.
+        """
     @flags.setter
-    def flags(self, arg1: typing.Any) -> None:
+    def flags(self, value: int) -> None:
+        ...
+    @property
+    def format(self) -> array_format | int:
+        """
+        Each channel's format, an array_format.
+        """
+    @format.setter
+    def format(self, value: array_format | int) -> None:
         ...
     @property
     def height(self) -> int:
-        ...
+        """
+        Height, in rows (0 for a 1D array).
+        """
     @height.setter
-    def height(self, arg1: typing.Any) -> None:
+    def height(self, value: int) -> None:
         ...
     @property
     def num_channels(self) -> int:
-        ...
+        """
+        Channels per element: 1, 2 or 4.
+        """
     @num_channels.setter
-    def num_channels(self, arg1: typing.Any) -> None:
+    def num_channels(self, value: int) -> None:
         ...
     @property
     def width(self) -> int:
-        ...
+        """
+        Width, in elements.
+        """
     @width.setter
-    def width(self, arg1: typing.Any) -> None:
+    def width(self, value: int) -> None:
         ...
 class Array:
     """
@@ -4526,10 +5341,24 @@ class Array:
     """
     @typing.overload
     def __init__(self, descriptor: ArrayDescriptor) -> None:
-        ...
+        """
+        A 1D or 2D array (cuArrayCreate).
+        
+        Parameters
+        ----------
+        descriptor : ArrayDescriptor
+            Its shape and element format.
+        """
     @typing.overload
     def __init__(self, descriptor: ArrayDescriptor3D) -> None:
-        ...
+        """
+        A 1D, 2D, 3D or layered array (cuArray3DCreate).
+        
+        Parameters
+        ----------
+        descriptor : ArrayDescriptor3D
+            Its shape, element format and flags.
+        """
     def free(self) -> None:
         """
         Destroys the array now (a second call does nothing).
@@ -4562,8 +5391,33 @@ class TextureObject:
         ...
     def __index__(self) -> int:
         ...
-    def __init__(self, source: typing.Any, *, address_mode: typing.Any = ..., filter_mode: typing.Any = ..., normalized_coords: bool = False, read_mode: str = 'element_type', srgb: bool = False, border_color: typing.Any = None, max_anisotropy: typing.SupportsInt | typing.SupportsIndex = 0, flags: typing.SupportsInt | typing.SupportsIndex = 0, **kwargs) -> None:
-        ...
+    def __init__(self, source: Array | cuplug.gpuarray.GPUArray | DeviceAllocation | int, *, address_mode: address_mode | tuple[address_mode, ...] = ..., filter_mode: filter_mode = ..., normalized_coords: bool = False, read_mode: str = 'element_type', srgb: bool = False, border_color: tuple[float, float, float, float] | None = None, max_anisotropy: typing.SupportsInt | typing.SupportsIndex = 0, flags: typing.SupportsInt | typing.SupportsIndex = 0, **kwargs) -> None:
+        """
+        A texture object.
+        
+        Parameters
+        ----------
+        source : Array | GPUArray | DeviceAllocation | int
+            What it reads.
+        address_mode : address_mode | tuple[address_mode, ...]
+            Out-of-range handling, one for all dimensions or one per dimension.
+        filter_mode : filter_mode
+            POINT or LINEAR.
+        normalized_coords : bool
+            Coordinates in [0, 1) rather than texels.
+        read_mode : str
+            'element_type' or 'normalized_float'.
+        srgb : bool
+            sRGB-to-linear conversion on reads.
+        border_color : tuple[float, float, float, float] | None
+            The BORDER address mode's color.
+        max_anisotropy : int
+            Anisotropic filtering's limit (0: off).
+        flags : int
+            TRSF_* flags, or-ed.
+        **layout
+            For device memory: format, num_channels and size_in_bytes (1D), or width, height (elements) and pitch (bytes) for 2D.
+        """
     def __int__(self) -> int:
         ...
     def destroy(self) -> None:
@@ -4576,7 +5430,7 @@ class TextureObject:
         The 64-bit object handle as an int.
         """
     @property
-    def source(self) -> typing.Any:
+    def source(self) -> Array | cuplug.gpuarray.GPUArray | DeviceAllocation | int:
         """
         What it reads (kept alive by it).
         """
@@ -4590,8 +5444,15 @@ class SurfaceObject:
         ...
     def __index__(self) -> int:
         ...
-    def __init__(self, array: typing.Any) -> None:
-        ...
+    def __init__(self, array: Array) -> None:
+        """
+        A surface object.
+        
+        Parameters
+        ----------
+        array : Array
+            An array made with array3d_flags.SURFACE_LDST.
+        """
     def __int__(self) -> int:
         ...
     def destroy(self) -> None:
@@ -4604,7 +5465,7 @@ class SurfaceObject:
         The 64-bit object handle as an int.
         """
     @property
-    def source(self) -> typing.Any:
+    def source(self) -> Array | cuplug.gpuarray.GPUArray | DeviceAllocation | int:
         """
         What it reads (kept alive by it).
         """
@@ -4614,16 +5475,46 @@ class Module:
     """
     def get_function(self, name: str) -> Function:
         """
-        A new Function for the kernel `name`; it keeps this module alive.
+        A new Function for a kernel; it keeps this module alive.
+        
+        Parameters
+        ----------
+        name : str
+            The kernel's (mangled, unless extern "C") name.
         """
     def get_global(self, name: str) -> tuple[int, int]:
         """
-        (device pointer, size in bytes) of the global variable `name`.
+        Finds a global variable of the module.
+        
+        Parameters
+        ----------
+        name : str
+            The variable's (mangled) name.
+        
+        
+        Returns
+        -------
+        tuple[int, int]
+            Its device address and its size in bytes.
         """
-    def get_surfref(self, name: typing.Any) -> None:
-        ...
-    def get_texref(self, name: typing.Any) -> None:
-        ...
+    def get_surfref(self, name: str) -> None:
+        """
+        Raises NotSupportedError: surface references were removed in CUDA 12 (use SurfaceObject).
+        
+        Parameters
+        ----------
+        name : str
+            The reference's name.
+        """
+    def get_texref(self, name: str) -> None:
+        """
+        Raises NotSupportedError: texture references were removed in CUDA 12 (use TextureObject).
+        
+        Parameters
+        ----------
+        name : str
+            The reference's name.
+        """
     @property
     def handle(self) -> int:
         """
@@ -4638,37 +5529,106 @@ class Linker:
     """
     cuLink*: link PTX, cubins, objects and libraries.
     """
-    def __init__(self, message_handler: typing.Any = None, options: typing.Any = None, log_verbose: bool = False) -> None:
-        ...
-    def add_data(self, data: typing.Any, input_type: typing.Any, name: str = 'unknown') -> None:
-        ...
-    def add_file(self, filename: str, input_type: typing.Any) -> None:
-        ...
+    def __init__(self, message_handler: collections.abc.Callable | None = None, options: list[tuple[jit_option, int]] | None = None, log_verbose: bool = False) -> None:
+        """
+        A link session (cuLinkCreate).
+        
+        Parameters
+        ----------
+        message_handler : collections.abc.Callable | None
+            Called as message_handler(success, info_log, error_log) when linking ends.
+        options : list[tuple[jit_option, int]] | None
+            JIT options, (jit_option, value) pairs.
+        log_verbose : bool
+            Asks the linker for a verbose info log.
+        """
+    def add_data(self, data: typing_extensions.Buffer, input_type: jit_input_type | int, name: str = 'unknown') -> None:
+        """
+        Adds an image from memory (cuLinkAddData).
+        
+        Parameters
+        ----------
+        data : collections.abc.Buffer
+            The image: PTX, cubin, fatbin, object or library.
+        input_type : jit_input_type
+            What it is.
+        name : str
+            A name for the linker's messages.
+        """
+    def add_file(self, filename: str, input_type: jit_input_type | int) -> None:
+        """
+        Adds a file (cuLinkAddFile).
+        
+        Parameters
+        ----------
+        filename : str
+            The file.
+        input_type : jit_input_type
+            What it holds.
+        """
     def close(self) -> None:
-        ...
+        """
+        Ends the link session now (cuLinkDestroy).
+        """
     def link_module(self) -> Module:
-        ...
+        """
+        Links what was added and loads the result (cuLinkComplete).
+        
+        Returns
+        -------
+        Module
+            The linked module.
+        """
 class LaunchConfig:
     """
     A reusable launch configuration (beyond PyCUDA; cuda.core has one): grid, block, shared and launch attributes: cluster (thread-block cluster shape, compute capability 9.0+), cooperative (grid-wide synchronisation), priority, programmatic_serialization. Pass it as config= to Function.__call__ / prepared_call / prepared_async_call; keywords of the call override its grid, block and shared. Checked against the device before each launch.
     """
-    def __init__(self, *, grid: typing.Any = None, block: typing.Any = None, shared: typing.Any = None, cluster: typing.Any = None, cooperative: bool = False, priority: typing.Any = None, programmatic_serialization: bool = False) -> None:
-        ...
+    def __init__(self, *, grid: int | tuple[int, ...] | None = None, block: int | tuple[int, ...] | None = None, shared: int | None = None, cluster: int | tuple[int, ...] | None = None, cooperative: bool = False, priority: int | None = None, programmatic_serialization: bool = False) -> None:
+        """
+        A configuration; what is left None comes from the call.
+        
+        Parameters
+        ----------
+        grid : int | tuple[int, ...] | None
+            Blocks in the grid, per dimension.
+        block : int | tuple[int, ...] | None
+            Threads in a block, per dimension.
+        shared : int | None
+            Dynamic shared memory per block, in bytes.
+        cluster : int | tuple[int, ...] | None
+            Blocks in a thread-block cluster, per dimension (compute capability 9.0+).
+        cooperative : bool
+            A cooperative launch (grid-wide synchronisation).
+        priority : int | None
+            The launch's priority (lower runs first); None: the stream's.
+        programmatic_serialization : bool
+            Lets the kernel overlap the previous one on the stream (programmatic dependent launch).
+        """
     @property
-    def block(self) -> typing.Any:
-        ...
+    def block(self) -> tuple[int, int, int] | None:
+        """
+        Threads in a block (x, y, z), or None when the call gives it.
+        """
     @property
-    def cluster(self) -> typing.Any:
-        ...
+    def cluster(self) -> tuple[int, int, int] | None:
+        """
+        Blocks in a cluster (x, y, z), or None for no cluster.
+        """
     @property
     def cooperative(self) -> bool:
-        ...
+        """
+        Whether the launch is cooperative.
+        """
     @property
-    def grid(self) -> typing.Any:
-        ...
+    def grid(self) -> tuple[int, int, int] | None:
+        """
+        Blocks in the grid (x, y, z), or None when the call gives it.
+        """
     @property
-    def priority(self) -> typing.Any:
-        ...
+    def priority(self) -> int | None:
+        """
+        The launch's priority, or None for the stream's.
+        """
 class Function:
     """
     A kernel of a Module. Accepts arbitrary attributes (PyCUDA code stores its own).
@@ -4690,53 +5650,129 @@ class Function:
         """
     def __repr__(self) -> str:
         ...
-    def _launch_kernel(self, grid: typing.Any, block: typing.Any, arg_buf: typing_extensions.Buffer, shared: typing.Any = 0, stream: typing.Any = None) -> None:
+    def _launch_kernel(self, grid: int | tuple[int, ...], block: int | tuple[int, ...], arg_buf: typing_extensions.Buffer, shared: int = 0, stream: Stream | None = None) -> None:
         """
         PyCUDA's internal launch with a packed buffer.
         """
     def _set_block_shape(self, x: typing.SupportsInt | typing.SupportsIndex, y: typing.SupportsInt | typing.SupportsIndex = 1, z: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
         ...
-    def get_attribute(self, attr: typing.Any) -> int:
-        ...
+    def get_attribute(self, attr: int) -> int:
+        """
+        A kernel attribute (cuFuncGetAttribute).
+        
+        Parameters
+        ----------
+        attr : function_attribute
+            Which one.
+        
+        
+        Returns
+        -------
+        int
+            Its value (bytes for the *_SIZE_BYTES attributes).
+        """
     def max_active_blocks_per_multiprocessor(self, block_size: typing.SupportsInt | typing.SupportsIndex, dynamic_shared: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
         """
-        Occupancy: resident blocks per multiprocessor for this block size.
+        Occupancy: resident blocks per multiprocessor.
+        
+        Parameters
+        ----------
+        block_size : int
+            Threads per block.
+        dynamic_shared : int
+            Dynamic shared memory per block, in bytes.
+        
+        
+        Returns
+        -------
+        int
+            Blocks of this size that fit on one multiprocessor.
         """
-    def prepare(self, arg_types: typing.Any, texrefs: typing.Any = None) -> typing.Any:
+    def prepare(self, arg_types: str | collections.abc.Sequence, texrefs: list | None = None) -> Function:
         """
-        Fixes the argument types (numpy types/dtypes, struct codes, anything else = pointer) for prepared_*call; checks them against the kernel's parameters when the driver reports them. Returns self.
+        Fixes the argument types for prepared_call / prepared_async_call / prepared_timed_call; checks them against the kernel's parameters when the driver reports them.
+        
+        Parameters
+        ----------
+        arg_types : str | collections.abc.Sequence
+            One entry per kernel argument: a NumPy type or dtype, a struct format code ('i', 'P', ...), or anything else for a pointer; a str is a whole struct format.
+        texrefs : list | None
+            Must be empty: texture references were removed in CUDA 12.
+        
+        
+        Returns
+        -------
+        Function
+            self.
         """
-    def prepared_timed_call(self, *args, **kwargs) -> typing.Any:
+    def prepared_timed_call(self, *args, **kwargs) -> collections.abc.Callable[[], float]:
         """
-        prepared_timed_call(grid, block, *args, shared_size=0) -> callable returning the kernel's run time in seconds (events on the default stream).
+        Launches the prepared kernel between two events on the default stream: f.prepared_timed_call(grid, block, *args, shared_size=0).
+        
+        Parameters
+        ----------
+        *args
+            grid (blocks per dimension), block (threads per dimension), then the kernel's arguments as prepare() fixed them; shared_size: dynamic shared memory per block, in bytes.
+        
+        
+        Returns
+        -------
+        collections.abc.Callable[[], float]
+            Returns the kernel's run time, in seconds (waiting for it).
         """
-    def set_attribute(self, attr: typing.Any, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def set_cache_config(self, config: typing.Any) -> None:
-        ...
+    def set_attribute(self, attr: int, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Sets a kernel attribute (cuFuncSetAttribute).
+        
+        Parameters
+        ----------
+        attr : function_attribute
+            Which one (MAX_DYNAMIC_SHARED_SIZE_BYTES, PREFERRED_SHARED_MEMORY_CARVEOUT, ...).
+        value : int
+            Its new value (bytes for sizes, percent for the carveout).
+        """
+    def set_cache_config(self, config: int) -> None:
+        """
+        Sets the kernel's preferred L1 / shared memory split (cuFuncSetCacheConfig).
+        
+        Parameters
+        ----------
+        config : func_cache
+            The preference.
+        """
     @property
     def arg_format(self) -> str:
         """
         The struct format prepare() made (settable, as in PyCUDA).
         """
     @arg_format.setter
-    def arg_format(self, arg1: str) -> None:
+    def arg_format(self, value: str) -> None:
         ...
     @property
     def binary_version(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.BINARY_VERSION).
+        """
     @property
     def cache_mode_ca(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.CACHE_MODE_CA).
+        """
     @property
     def cluster_scheduling_policy_preference(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.CLUSTER_SCHEDULING_POLICY_PREFERENCE).
+        """
     @property
     def cluster_size_must_be_set(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.CLUSTER_SIZE_MUST_BE_SET).
+        """
     @property
     def const_size_bytes(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.CONST_SIZE_BYTES).
+        """
     @property
     def handle(self) -> int:
         """
@@ -4744,60 +5780,86 @@ class Function:
         """
     @property
     def kernel_name(self) -> str:
-        ...
+        """
+        The kernel's (mangled) name.
+        """
     @property
     def local_size_bytes(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.LOCAL_SIZE_BYTES).
+        """
     @property
     def max_dynamic_shared_size_bytes(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES).
+        """
     @property
     def max_threads_per_block(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.MAX_THREADS_PER_BLOCK).
+        """
     @property
     def module(self) -> Module:
-        ...
+        """
+        The Module it belongs to.
+        """
     @property
     def non_portable_cluster_size_allowed(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
+        """
     @property
-    def num_params(self) -> typing.Any:
+    def num_params(self) -> int | None:
         """
         Number of kernel parameters, or None if the launcher cannot tell.
         """
     @property
     def num_regs(self) -> int:
-        ...
-    @property
-    def param_layout(self) -> typing.Any:
         """
-        [(offset, size)] of each kernel parameter, or None if the launcher cannot tell.
+        get_attribute(function_attribute.NUM_REGS).
+        """
+    @property
+    def param_layout(self) -> list[tuple[int, int]] | None:
+        """
+        [(offset, size)] of each kernel parameter, in bytes, or None if the launcher cannot tell.
         """
     @property
     def preferred_shared_memory_carveout(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT).
+        """
     @property
     def ptx_version(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.PTX_VERSION).
+        """
     @property
     def required_cluster_depth(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.REQUIRED_CLUSTER_DEPTH).
+        """
     @property
     def required_cluster_height(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.REQUIRED_CLUSTER_HEIGHT).
+        """
     @property
     def required_cluster_width(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.REQUIRED_CLUSTER_WIDTH).
+        """
     @property
     def shared_size_bytes(self) -> int:
-        ...
+        """
+        get_attribute(function_attribute.SHARED_SIZE_BYTES).
+        """
     @property
-    def texrefs(self) -> typing.Any:
+    def texrefs(self) -> list | None:
         """
         Always empty: texture references were removed in CUDA 12.
         """
     @texrefs.setter
-    def texrefs(self, arg1: typing.Any) -> None:
+    def texrefs(self, value: list | None) -> None:
         ...
 class PooledDeviceAllocation(DeviceAllocation):
     """
@@ -4819,19 +5881,67 @@ class DeviceMemoryPool:
     """
     @staticmethod
     def alloc_size(bin: typing.SupportsInt | typing.SupportsIndex) -> int:
-        ...
+        """
+        The block size of a size class.
+        
+        Parameters
+        ----------
+        bin : int
+            A bin number (from bin_number).
+        
+        
+        Returns
+        -------
+        int
+            Bytes of each block in that bin.
+        """
     @staticmethod
-    def bin_number(size: typing.Any) -> int:
-        ...
+    def bin_number(size: int) -> int:
+        """
+        The size class a request falls in.
+        
+        Parameters
+        ----------
+        size : int
+            A request, in bytes.
+        
+        
+        Returns
+        -------
+        int
+            Its bin.
+        """
     def __call__(self, size, stream = None):
         """
         Same as allocate(): a pool is an allocator.
         """
-    def __init__(self, upstream: typing.Any = None, backend: typing.Any = None) -> None:
-        ...
+    def __init__(self, upstream: str | cuplug.memory.Allocator | None = None, backend: str | None = None) -> None:
+        """
+        A pool in the current context.
+        
+        Parameters
+        ----------
+        upstream : str | Allocator | None
+            The allocator backend it draws from, by name or object; None: 'device'.
+        backend : str | None
+            The pool backend; None: 'pool'.
+        """
     def allocate(self, size, stream = None):
         """
-        A PooledDeviceAllocation of `size` bytes, for work on `stream`.
+        A block of the pool.
+        
+        Parameters
+        ----------
+        size : int
+            Bytes.
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
+        
+        
+        Returns
+        -------
+        PooledDeviceAllocation
+            The block; freeing or dropping it gives it back to the pool.
         """
     def free_held(self) -> int:
         """
@@ -4840,16 +5950,30 @@ class DeviceMemoryPool:
     def set_trace(self, flag: bool) -> None:
         """
         Prints a '[pool] ...' line for each event while on (nested like PyCUDA's).
+        
+        Parameters
+        ----------
+        flag : bool
+            True turns tracing on, False off.
         """
     def stats(self) -> dict:
-        ...
+        """
+        The pool backend's statistics.
+        
+        Returns
+        -------
+        dict[str, int]
+            bytes_in_use, peak_bytes and bytes_held (bytes); allocations, deallocations and failures (counts).
+        """
     def stop_holding(self) -> None:
         """
         Frees what is held; from now on freed blocks go straight back.
         """
     @property
     def active_blocks(self) -> int:
-        ...
+        """
+        Blocks in use.
+        """
     @property
     def active_bytes(self) -> int:
         """
@@ -4857,7 +5981,9 @@ class DeviceMemoryPool:
         """
     @property
     def held_blocks(self) -> int:
-        ...
+        """
+        Blocks held for reuse (freed by their users, not given back upstream).
+        """
     @property
     def held_bytes(self) -> int:
         """
@@ -4872,17 +5998,28 @@ class PageLockedAllocator:
     """
     cuMemHostAlloc with `flags` (host_alloc_flags), for pools.
     """
-    def __init__(self, flags: typing.Any = 0) -> None:
-        ...
+    def __init__(self, flags: int = 0) -> None:
+        """
+        An allocator.
+        
+        Parameters
+        ----------
+        flags : int
+            host_alloc_flags, or-ed.
+        """
     @property
     def flags(self) -> int:
-        ...
+        """
+        The host_alloc_flags it allocates with.
+        """
 class PooledHostAllocation:
     """
     The base of an array from a PageLockedMemoryPool.
     """
     def __len__(self) -> int:
-        ...
+        """
+        The requested size in bytes.
+        """
     def free(self) -> None:
         """
         Gives the block back to the pool now (the array must not be used after).
@@ -4893,15 +6030,59 @@ class PageLockedMemoryPool:
     """
     @staticmethod
     def alloc_size(bin: typing.SupportsInt | typing.SupportsIndex) -> int:
-        ...
+        """
+        The block size of a size class.
+        
+        Parameters
+        ----------
+        bin : int
+            A bin number (from bin_number).
+        
+        
+        Returns
+        -------
+        int
+            Bytes of each block in that bin.
+        """
     @staticmethod
-    def bin_number(size: typing.Any) -> int:
-        ...
-    def __init__(self, allocator: typing.Any = None, backend: typing.Any = None) -> None:
-        ...
-    def allocate(self, shape: typing.Any, dtype: typing.Any, order: typing.Any = 'C') -> numpy.ndarray:
+    def bin_number(size: int) -> int:
+        """
+        The size class a request falls in.
+        
+        Parameters
+        ----------
+        size : int
+            A request, in bytes.
+        
+        
+        Returns
+        -------
+        int
+            Its bin.
+        """
+    def __init__(self, allocator: PageLockedAllocator | None = None, backend: str | None = None) -> None:
+        """
+        A pool.
+        
+        Parameters
+        ----------
+        allocator : PageLockedAllocator | None
+            Where blocks come from; None: PageLockedAllocator(0).
+        backend : str | None
+            The pool backend; None: 'pool'.
+        """
+    def allocate(self, shape: int | tuple[int, ...], dtype: numpy.typing.DTypeLike, order: str = 'C') -> numpy.ndarray:
         """
         An uninitialised ndarray in pooled page-locked memory; .base is a PooledHostAllocation.
+        
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            The array's shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            Its element type.
+        order : str
+            'C' (row-major) or 'F' (column-major).
         """
     def free_held(self) -> int:
         """
@@ -4910,16 +6091,30 @@ class PageLockedMemoryPool:
     def set_trace(self, flag: bool) -> None:
         """
         Prints a '[pool] ...' line for each event while on (nested like PyCUDA's).
+        
+        Parameters
+        ----------
+        flag : bool
+            True turns tracing on, False off.
         """
     def stats(self) -> dict:
-        ...
+        """
+        The pool backend's statistics.
+        
+        Returns
+        -------
+        dict[str, int]
+            bytes_in_use, peak_bytes and bytes_held (bytes); allocations, deallocations and failures (counts).
+        """
     def stop_holding(self) -> None:
         """
         Frees what is held; from now on freed blocks go straight back.
         """
     @property
     def active_blocks(self) -> int:
-        ...
+        """
+        Blocks in use.
+        """
     @property
     def active_bytes(self) -> int:
         """
@@ -4927,7 +6122,9 @@ class PageLockedMemoryPool:
         """
     @property
     def held_blocks(self) -> int:
-        ...
+        """
+        Blocks held for reuse (freed by their users, not given back upstream).
+        """
     @property
     def held_bytes(self) -> int:
         """
@@ -4942,17 +6139,66 @@ def _check_host_buffer(obj: typing.Any, writable: bool, routine: str, role: str,
     """
     Raises what memcpy_htod (writable=False) or memcpy_dtoh (True) would raise for `obj` as its host buffer: not a buffer, not contiguous, read-only, or holding Python objects.
     """
-def aligned_empty(shape: typing.Any, dtype: typing.Any, order: typing.Any = 'C', alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
-    ...
-def aligned_empty_like(array: typing.Any, alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
-    ...
-def aligned_zeros(shape: typing.Any, dtype: typing.Any, order: typing.Any = 'C', alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
-    ...
-def aligned_zeros_like(array: typing.Any, alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
-    ...
-def bitlog2(n: typing.Any) -> int:
+def aligned_empty(shape: int | tuple[int, ...], dtype: numpy.typing.DTypeLike, order: str = 'C', alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
+    """
+    An uninitialised ndarray in ordinary host memory aligned to `alignment` bytes (for register_host_memory).
+    
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The array's shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        Its element type.
+    order : str
+        'C' (row-major) or 'F' (column-major).
+    alignment : int
+        The boundary, in bytes.
+    """
+def aligned_empty_like(array: numpy.typing.ArrayLike, alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
+    """
+    An uninitialised ndarray in aligned host memory with the shape, dtype and order of `array`.
+    
+    Parameters
+    ----------
+    array : numpy.ndarray
+        A C- or F-contiguous array whose shape, dtype and order the new one takes.
+    alignment : int
+        The boundary, in bytes.
+    """
+def aligned_zeros(shape: int | tuple[int, ...], dtype: numpy.typing.DTypeLike, order: str = 'C', alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
+    """
+    A zero-filled ndarray in aligned host memory.
+    
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The array's shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        Its element type.
+    order : str
+        'C' (row-major) or 'F' (column-major).
+    alignment : int
+        The boundary, in bytes.
+    """
+def aligned_zeros_like(array: numpy.typing.ArrayLike, alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
+    """
+    A zero-filled ndarray in aligned host memory with the shape, dtype and order of `array`.
+    
+    Parameters
+    ----------
+    array : numpy.ndarray
+        A C- or F-contiguous array whose shape, dtype and order the new one takes.
+    alignment : int
+        The boundary, in bytes.
+    """
+def bitlog2(n: int) -> int:
     """
     floor(log2(n)); 0 for n = 0.
+    
+    Parameters
+    ----------
+    n : int
+        A non-negative integer.
     """
 def get_driver_version() -> int:
     """
@@ -4965,130 +6211,661 @@ def get_version() -> tuple[int, int, int]:
 def init(flags: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
     Initialises the driver (cuInit). Idempotent; call before anything else.
+    
+    Parameters
+    ----------
+    flags : int
+        Must be 0.
     """
-def managed_empty(shape: typing.Any, dtype: typing.Any, order: typing.Any = 'C', mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+def managed_empty(shape: int | tuple[int, ...], dtype: numpy.typing.DTypeLike, order: str = 'C', mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
     """
-    An uninitialised ndarray in managed memory; its .base is a ManagedAllocation. mem_flags: mem_attach_flags (0 means GLOBAL).
+    An uninitialised ndarray in managed memory; its .base is a ManagedAllocation.
+    
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The array's shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        Its element type.
+    order : str
+        'C' (row-major) or 'F' (column-major).
+    mem_flags : int
+        A mem_attach_flags value (0 means GLOBAL).
     """
-def managed_empty_like(array: typing.Any, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
-    ...
-def managed_zeros(shape: typing.Any, dtype: typing.Any, order: typing.Any = 'C', mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
-    ...
-def managed_zeros_like(array: typing.Any, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
-    ...
-def mem_alloc(bytes: typing.Any, stream: typing.Any = None) -> DeviceAllocation:
+def managed_empty_like(array: numpy.typing.ArrayLike, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
     """
-    Allocates device memory from the selected allocator backend, ordered on `stream`.
+    An uninitialised ndarray in managed memory with the shape, dtype and order of `array`.
+    
+    Parameters
+    ----------
+    array : numpy.ndarray
+        A C- or F-contiguous array whose shape, dtype and order the new one takes.
+    mem_flags : int
+        A mem_attach_flags value (0 means GLOBAL).
     """
-def mem_alloc_managed(bytes: typing.Any, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> ManagedAllocation:
-    ...
-def mem_alloc_pitch(width: typing.Any, height: typing.Any, access_size: typing.SupportsInt | typing.SupportsIndex) -> tuple[DeviceAllocation, int]:
+def managed_zeros(shape: int | tuple[int, ...], dtype: numpy.typing.DTypeLike, order: str = 'C', mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
     """
-    (DeviceAllocation, pitch) from cuMemAllocPitch; access_size is 4, 8 or 16.
+    A zero-filled ndarray in managed memory.
+    
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The array's shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        Its element type.
+    order : str
+        'C' (row-major) or 'F' (column-major).
+    mem_flags : int
+        A mem_attach_flags value (0 means GLOBAL).
     """
-def mem_get_address_range(ptr: typing.Any) -> tuple[int, int]:
-    ...
+def managed_zeros_like(array: numpy.typing.ArrayLike, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+    """
+    A zero-filled ndarray in managed memory with the shape, dtype and order of `array`.
+    
+    Parameters
+    ----------
+    array : numpy.ndarray
+        A C- or F-contiguous array whose shape, dtype and order the new one takes.
+    mem_flags : int
+        A mem_attach_flags value (0 means GLOBAL).
+    """
+def mem_alloc(bytes: int, stream: Stream | None = None) -> DeviceAllocation:
+    """
+    Allocates device memory from the selected allocator backend.
+    
+    Parameters
+    ----------
+    bytes : int
+        Size, in bytes.
+    stream : Stream | None
+        The stream the allocation is ordered on (stream-ordered allocators); None: the legacy default stream.
+    
+    
+    Returns
+    -------
+    DeviceAllocation
+        The memory, freed when dropped or by its free().
+    """
+def mem_alloc_managed(bytes: int, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> ManagedAllocation:
+    """
+    Allocates managed (unified) memory, reachable from the host and every device (cuMemAllocManaged).
+    
+    Parameters
+    ----------
+    bytes : int
+        Size, in bytes.
+    mem_flags : int
+        A mem_attach_flags value (0 means GLOBAL).
+    
+    
+    Returns
+    -------
+    ManagedAllocation
+        The memory.
+    """
+def mem_alloc_pitch(width: int, height: int, access_size: typing.SupportsInt | typing.SupportsIndex) -> tuple[DeviceAllocation, int]:
+    """
+    Allocates pitched device memory for a 2D array (cuMemAllocPitch).
+    
+    Parameters
+    ----------
+    width : int
+        Bytes per row.
+    height : int
+        Rows.
+    access_size : int
+        Bytes of the elements the kernels read: 4, 8 or 16.
+    
+    
+    Returns
+    -------
+    tuple[DeviceAllocation, int]
+        The memory and its pitch (bytes from one row's start to the next's).
+    """
+def mem_get_address_range(ptr: DeviceAllocation | int) -> tuple[int, int]:
+    """
+    The allocation an address lies in (cuMemGetAddressRange).
+    
+    Parameters
+    ----------
+    ptr : DeviceAllocation | int
+        A device address.
+    
+    
+    Returns
+    -------
+    tuple[int, int]
+        (base address, size in bytes) of the allocation.
+    """
 def mem_get_info() -> tuple[int, int]:
-    ...
-def mem_get_ipc_handle(devptr: typing.Any) -> typing.Any:
-    ...
-def memcpy_atoa(dest: typing.Any, dest_index: typing.Any, src: typing.Any, src_index: typing.Any, len: typing.Any) -> None:
     """
-    Copies `len` bytes between arrays.
+    The current context's device memory (cuMemGetInfo).
+    
+    Returns
+    -------
+    tuple[int, int]
+        (free, total), in bytes.
     """
-def memcpy_atod(dest: typing.Any, ary: typing.Any, index: typing.Any, len: typing.Any) -> None:
+def mem_get_ipc_handle(devptr: DeviceAllocation | int) -> bytearray:
     """
-    Copies `len` bytes of `ary` from byte `index` to device memory.
+    A handle another process can open with IPCMemoryHandle (cuIpcGetMemHandle).
+    
+    Parameters
+    ----------
+    devptr : DeviceAllocation | int
+        The start of an allocation made by cuMemAlloc (mem_alloc with the device allocator).
+    
+    
+    Returns
+    -------
+    bytearray
+        The 64-byte handle.
     """
-def memcpy_atoh(dest: typing.Any, ary: typing.Any, index: typing.Any) -> None:
+def memcpy_atoa(dest: Array, dest_index: int, src: Array, src_index: int, len: int) -> None:
     """
-    Fills a writable contiguous host buffer from `ary` at byte offset `index`.
+    Copies between two CUDA arrays.
+    
+    Parameters
+    ----------
+    dest : Array
+        The destination.
+    dest_index : int
+        Byte offset into the destination.
+    src : Array
+        The source.
+    src_index : int
+        Byte offset into the source.
+    len : int
+        Bytes to copy.
     """
-def memcpy_atoh_async(dest: typing.Any, ary: typing.Any, index: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memcpy_dtoa(ary: typing.Any, index: typing.Any, src: typing.Any, len: typing.Any) -> None:
+def memcpy_atod(dest: DeviceAllocation | int, ary: Array, index: int, len: int) -> None:
     """
-    Copies `len` bytes of device memory into `ary` at byte `index`.
+    Copies part of a CUDA array to device memory.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The destination.
+    ary : Array
+        The source.
+    index : int
+        Byte offset into the array.
+    len : int
+        Bytes to copy.
     """
-def memcpy_dtod(dest: typing.Any, src: typing.Any, size: typing.Any) -> None:
-    ...
-def memcpy_dtod_async(dest: typing.Any, src: typing.Any, size: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memcpy_dtoh(dest: typing.Any, src: typing.Any) -> None:
+def memcpy_atoh(dest: typing_extensions.Buffer, ary: Array, index: int) -> None:
     """
-    Fills a writable contiguous host buffer from the device.
+    Fills a writable contiguous host buffer from a CUDA array.
+    
+    Parameters
+    ----------
+    dest : collections.abc.Buffer
+        The destination; all its bytes are filled.
+    ary : Array
+        The source.
+    index : int
+        Byte offset into the array.
     """
-def memcpy_dtoh_async(dest: typing.Any, src: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memcpy_htoa(ary: typing.Any, index: typing.Any, src: typing.Any) -> None:
+def memcpy_atoh_async(dest: typing_extensions.Buffer, ary: Array, index: int, stream: Stream | None = None) -> None:
     """
-    Copies a contiguous host buffer into `ary` from byte offset `index`.
+    Fills a writable contiguous host buffer from a CUDA array, ordered on `stream`.
+    
+    Parameters
+    ----------
+    dest : collections.abc.Buffer
+        The destination.
+    ary : Array
+        The source.
+    index : int
+        Byte offset into the array.
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
     """
-def memcpy_htoa_async(ary: typing.Any, index: typing.Any, src: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memcpy_htod(dest: typing.Any, src: typing.Any) -> None:
+def memcpy_dtoa(ary: Array, index: int, src: DeviceAllocation | int, len: int) -> None:
     """
-    Copies a contiguous host buffer to device memory.
+    Copies device memory into a CUDA array.
+    
+    Parameters
+    ----------
+    ary : Array
+        The destination.
+    index : int
+        Byte offset into the array.
+    src : DeviceAllocation | int
+        The source.
+    len : int
+        Bytes to copy.
     """
-def memcpy_htod_async(dest: typing.Any, src: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memcpy_peer(dest: typing.Any, src: typing.Any, size: typing.Any, dest_context: typing.Any = None, src_context: typing.Any = None) -> None:
+def memcpy_dtod(dest: DeviceAllocation | int, src: DeviceAllocation | int, size: int) -> None:
     """
-    Copies between contexts; a context left as None is the current one.
+    Copies between two areas of device memory.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The destination.
+    src : DeviceAllocation | int
+        The source.
+    size : int
+        Bytes to copy.
     """
-def memcpy_peer_async(dest: typing.Any, src: typing.Any, size: typing.Any, dest_context: typing.Any = None, src_context: typing.Any = None, stream: typing.Any = None) -> None:
-    ...
-def memset_d16(dest: typing.Any, data: typing.Any, size: typing.Any) -> None:
+def memcpy_dtod_async(dest: DeviceAllocation | int, src: DeviceAllocation | int, size: int, stream: Stream | None = None) -> None:
     """
-    Fills `size` elements (not bytes).
+    Copies between two areas of device memory, ordered on `stream`.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The destination.
+    src : DeviceAllocation | int
+        The source.
+    size : int
+        Bytes to copy.
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
     """
-def memset_d16_async(dest: typing.Any, data: typing.Any, size: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memset_d2d16(dest: typing.Any, pitch: typing.Any, data: typing.Any, width: typing.Any, height: typing.Any) -> None:
-    ...
-def memset_d2d16_async(dest: typing.Any, pitch: typing.Any, data: typing.Any, width: typing.Any, height: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memset_d2d32(dest: typing.Any, pitch: typing.Any, data: typing.Any, width: typing.Any, height: typing.Any) -> None:
-    ...
-def memset_d2d32_async(dest: typing.Any, pitch: typing.Any, data: typing.Any, width: typing.Any, height: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memset_d2d8(dest: typing.Any, pitch: typing.Any, data: typing.Any, width: typing.Any, height: typing.Any) -> None:
-    ...
-def memset_d2d8_async(dest: typing.Any, pitch: typing.Any, data: typing.Any, width: typing.Any, height: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memset_d32(dest: typing.Any, data: typing.Any, size: typing.Any) -> None:
+def memcpy_dtoh(dest: typing_extensions.Buffer, src: DeviceAllocation | int) -> None:
     """
-    Fills `size` elements (not bytes).
+    Fills a writable contiguous host buffer from device memory, waiting until it is done.
+    
+    Parameters
+    ----------
+    dest : collections.abc.Buffer
+        A writable contiguous host buffer; all its bytes are filled.
+    src : DeviceAllocation | int
+        The device memory (a DeviceAllocation is bounds-checked).
     """
-def memset_d32_async(dest: typing.Any, data: typing.Any, size: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def memset_d8(dest: typing.Any, data: typing.Any, size: typing.Any) -> None:
+def memcpy_dtoh_async(dest: typing_extensions.Buffer, src: DeviceAllocation | int, stream: Stream | None = None) -> None:
     """
-    Fills `size` elements (not bytes).
+    Fills a writable contiguous host buffer from device memory, ordered on `stream` (asynchronous only into pagelocked memory).
+    
+    Parameters
+    ----------
+    dest : collections.abc.Buffer
+        A writable contiguous host buffer.
+    src : DeviceAllocation | int
+        The device memory.
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
     """
-def memset_d8_async(dest: typing.Any, data: typing.Any, size: typing.Any, stream: typing.Any = None) -> None:
-    ...
-def module_from_buffer(buffer: typing.Any, options: typing.Any = [], message_handler: typing.Any = None) -> Module:
+def memcpy_htoa(ary: Array, index: int, src: typing_extensions.Buffer) -> None:
     """
-    Loads a cubin, PTX or fatbin image (cuModuleLoadDataEx through the launcher backend). options: (jit_option, value) pairs; message_handler(success, info_log, error_log).
+    Copies a contiguous host buffer into a CUDA array.
+    
+    Parameters
+    ----------
+    ary : Array
+        The destination.
+    index : int
+        Byte offset into the array.
+    src : collections.abc.Buffer
+        A contiguous host buffer; all its bytes are copied.
+    """
+def memcpy_htoa_async(ary: Array, index: int, src: typing_extensions.Buffer, stream: Stream | None = None) -> None:
+    """
+    Copies a contiguous host buffer into a CUDA array, ordered on `stream`.
+    
+    Parameters
+    ----------
+    ary : Array
+        The destination.
+    index : int
+        Byte offset into the array.
+    src : collections.abc.Buffer
+        A contiguous (pagelocked, for overlap) host buffer.
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
+    """
+def memcpy_htod(dest: DeviceAllocation | int, src: typing_extensions.Buffer) -> None:
+    """
+    Copies a contiguous host buffer to device memory, waiting until it is done.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The device memory (a DeviceAllocation is bounds-checked).
+    src : collections.abc.Buffer
+        A contiguous host buffer; all its bytes are copied.
+    """
+def memcpy_htod_async(dest: DeviceAllocation | int, src: typing_extensions.Buffer, stream: Stream | None = None) -> None:
+    """
+    Copies a contiguous host buffer to device memory, ordered on `stream` (asynchronous only from pagelocked memory).
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The device memory.
+    src : collections.abc.Buffer
+        A contiguous host buffer; keep it alive and unchanged until the copy is done.
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
+    """
+def memcpy_peer(dest: DeviceAllocation | int, src: DeviceAllocation | int, size: int, dest_context: Context | None = None, src_context: Context | None = None) -> None:
+    """
+    Copies between device memory of two contexts (cuMemcpyPeer).
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The destination.
+    src : DeviceAllocation | int
+        The source.
+    size : int
+        Bytes to copy.
+    dest_context, src_context : Context | None
+        The contexts the memory belongs to; None: the current one.
+    """
+def memcpy_peer_async(dest: DeviceAllocation | int, src: DeviceAllocation | int, size: int, dest_context: Context | None = None, src_context: Context | None = None, stream: Stream | None = None) -> None:
+    """
+    Copies between device memory of two contexts, ordered on `stream`.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The destination.
+    src : DeviceAllocation | int
+        The source.
+    size : int
+        Bytes to copy.
+    dest_context, src_context : Context | None
+        The contexts the memory belongs to; None: the current one.
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
+    """
+def memset_d16(dest: DeviceAllocation | int, data: int, size: int) -> None:
+    """
+    Fills device memory with `size` 16-bit values (cuMemsetD16).
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The device memory (a DeviceAllocation is bounds-checked).
+    data : int
+        The value of each element; negative values are two's complement.
+    size : int
+        How many elements to fill (elements, not bytes).
+    """
+def memset_d16_async(dest: DeviceAllocation | int, data: int, size: int, stream: Stream | None = None) -> None:
+    """
+    Fills device memory with `size` 16-bit values (cuMemsetD16).
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The device memory (a DeviceAllocation is bounds-checked).
+    data : int
+        The value of each element; negative values are two's complement.
+    size : int
+        How many elements to fill (elements, not bytes).
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
+    """
+def memset_d2d16(dest: DeviceAllocation | int, pitch: int, data: int, width: int, height: int) -> None:
+    """
+    Fills a pitched 2D area of device memory with 16-bit values.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The first row's device memory.
+    pitch : int
+        Bytes from one row's start to the next's.
+    data : int
+        The value of each element; negative values are two's complement.
+    width : int
+        Elements per row (elements, not bytes).
+    height : int
+        Rows.
+    """
+def memset_d2d16_async(dest: DeviceAllocation | int, pitch: int, data: int, width: int, height: int, stream: Stream | None = None) -> None:
+    """
+    Fills a pitched 2D area of device memory with 16-bit values.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The first row's device memory.
+    pitch : int
+        Bytes from one row's start to the next's.
+    data : int
+        The value of each element; negative values are two's complement.
+    width : int
+        Elements per row (elements, not bytes).
+    height : int
+        Rows.
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
+    """
+def memset_d2d32(dest: DeviceAllocation | int, pitch: int, data: int, width: int, height: int) -> None:
+    """
+    Fills a pitched 2D area of device memory with 32-bit values.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The first row's device memory.
+    pitch : int
+        Bytes from one row's start to the next's.
+    data : int
+        The value of each element; negative values are two's complement.
+    width : int
+        Elements per row (elements, not bytes).
+    height : int
+        Rows.
+    """
+def memset_d2d32_async(dest: DeviceAllocation | int, pitch: int, data: int, width: int, height: int, stream: Stream | None = None) -> None:
+    """
+    Fills a pitched 2D area of device memory with 32-bit values.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The first row's device memory.
+    pitch : int
+        Bytes from one row's start to the next's.
+    data : int
+        The value of each element; negative values are two's complement.
+    width : int
+        Elements per row (elements, not bytes).
+    height : int
+        Rows.
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
+    """
+def memset_d2d8(dest: DeviceAllocation | int, pitch: int, data: int, width: int, height: int) -> None:
+    """
+    Fills a pitched 2D area of device memory with 8-bit values.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The first row's device memory.
+    pitch : int
+        Bytes from one row's start to the next's.
+    data : int
+        The value of each element; negative values are two's complement.
+    width : int
+        Elements per row (elements, not bytes).
+    height : int
+        Rows.
+    """
+def memset_d2d8_async(dest: DeviceAllocation | int, pitch: int, data: int, width: int, height: int, stream: Stream | None = None) -> None:
+    """
+    Fills a pitched 2D area of device memory with 8-bit values.
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The first row's device memory.
+    pitch : int
+        Bytes from one row's start to the next's.
+    data : int
+        The value of each element; negative values are two's complement.
+    width : int
+        Elements per row (elements, not bytes).
+    height : int
+        Rows.
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
+    """
+def memset_d32(dest: DeviceAllocation | int, data: int, size: int) -> None:
+    """
+    Fills device memory with `size` 32-bit values (cuMemsetD32).
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The device memory (a DeviceAllocation is bounds-checked).
+    data : int
+        The value of each element; negative values are two's complement.
+    size : int
+        How many elements to fill (elements, not bytes).
+    """
+def memset_d32_async(dest: DeviceAllocation | int, data: int, size: int, stream: Stream | None = None) -> None:
+    """
+    Fills device memory with `size` 32-bit values (cuMemsetD32).
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The device memory (a DeviceAllocation is bounds-checked).
+    data : int
+        The value of each element; negative values are two's complement.
+    size : int
+        How many elements to fill (elements, not bytes).
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
+    """
+def memset_d8(dest: DeviceAllocation | int, data: int, size: int) -> None:
+    """
+    Fills device memory with `size` 8-bit values (cuMemsetD8).
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The device memory (a DeviceAllocation is bounds-checked).
+    data : int
+        The value of each element; negative values are two's complement.
+    size : int
+        How many elements to fill (elements, not bytes).
+    """
+def memset_d8_async(dest: DeviceAllocation | int, data: int, size: int, stream: Stream | None = None) -> None:
+    """
+    Fills device memory with `size` 8-bit values (cuMemsetD8).
+    
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        The device memory (a DeviceAllocation is bounds-checked).
+    data : int
+        The value of each element; negative values are two's complement.
+    size : int
+        How many elements to fill (elements, not bytes).
+    stream : Stream | None
+        The stream the work is ordered on; None: the legacy default stream.
+    """
+def module_from_buffer(buffer: typing_extensions.Buffer, options: list[tuple[jit_option, int]] | None = [], message_handler: collections.abc.Callable | None = None) -> Module:
+    """
+    Loads a cubin, PTX or fatbin image (cuModuleLoadDataEx through the launcher backend).
+    
+    Parameters
+    ----------
+    buffer : collections.abc.Buffer
+        The image (PTX text may lack its terminating NUL).
+    options : list[tuple[jit_option, int]]
+        JIT options, (jit_option, value) pairs.
+    message_handler : collections.abc.Callable | None
+        Called as message_handler(success, info_log, error_log) after loading.
+    
+    
+    Returns
+    -------
+    Module
+        The loaded module.
     """
 def module_from_file(filename: str) -> Module:
     """
     Loads a module file (cuModuleLoad through the launcher backend).
+    
+    Parameters
+    ----------
+    filename : str
+        A .cubin, .ptx or .fatbin file.
+    
+    
+    Returns
+    -------
+    Module
+        The loaded module.
     """
-def pagelocked_empty(shape: typing.Any, dtype: typing.Any, order: typing.Any = 'C', mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+def pagelocked_empty(shape: int | tuple[int, ...], dtype: numpy.typing.DTypeLike, order: str = 'C', mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
     """
-    An uninitialised ndarray in page-locked memory (cuMemHostAlloc); host_alloc_flags.
+    An uninitialised ndarray in page-locked host memory (cuMemHostAlloc): copies from and to it run at full speed and can be asynchronous.
+    
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The array's shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        Its element type.
+    order : str
+        'C' (row-major) or 'F' (column-major).
+    mem_flags : int
+        host_alloc_flags, or-ed.
     """
-def pagelocked_empty_like(array: typing.Any, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
-    ...
-def pagelocked_zeros(shape: typing.Any, dtype: typing.Any, order: typing.Any = 'C', mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
-    ...
-def pagelocked_zeros_like(array: typing.Any, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
-    ...
-def register_host_memory(ary: typing.Any, flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+def pagelocked_empty_like(array: numpy.typing.ArrayLike, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
     """
-    Page-locks a contiguous array's memory (cuMemHostRegister) and returns a new view of it whose .base is the RegisteredHostMemory; its .base is the original array.
+    An uninitialised ndarray in page-locked host memory with the shape, dtype and order of `array`.
+    
+    Parameters
+    ----------
+    array : numpy.ndarray
+        A C- or F-contiguous array whose shape, dtype and order the new one takes.
+    mem_flags : int
+        host_alloc_flags, or-ed.
+    """
+def pagelocked_zeros(shape: int | tuple[int, ...], dtype: numpy.typing.DTypeLike, order: str = 'C', mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+    """
+    A zero-filled ndarray in page-locked host memory.
+    
+    Parameters
+    ----------
+    shape : int | tuple[int, ...]
+        The array's shape, in elements.
+    dtype : numpy.typing.DTypeLike
+        Its element type.
+    order : str
+        'C' (row-major) or 'F' (column-major).
+    mem_flags : int
+        host_alloc_flags, or-ed.
+    """
+def pagelocked_zeros_like(array: numpy.typing.ArrayLike, mem_flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+    """
+    A zero-filled ndarray in page-locked host memory with the shape, dtype and order of `array`.
+    
+    Parameters
+    ----------
+    array : numpy.ndarray
+        A C- or F-contiguous array whose shape, dtype and order the new one takes.
+    mem_flags : int
+        host_alloc_flags, or-ed.
+    """
+def register_host_memory(ary: numpy.typing.ArrayLike, flags: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+    """
+    Page-locks a contiguous array's memory (cuMemHostRegister).
+    
+    Parameters
+    ----------
+    ary : numpy.ndarray
+        A C- or F-contiguous, non-empty array.
+    flags : int
+        mem_host_register_flags, or-ed.
+    
+    
+    Returns
+    -------
+    numpy.ndarray
+        A new view of the memory whose .base is the RegisteredHostMemory (its .base is the original array).
     """
 TRSA_OVERRIDE_FORMAT: int = 1
 TRSF_NORMALIZED_COORDINATES: int = 2

@@ -4,6 +4,7 @@ Allocator backends from Python: the Allocator base class, statistics, Python-def
 """
 from __future__ import annotations
 import collections.abc
+import cuplug.driver
 import typing
 __all__: list[str] = ['Allocator', 'backend', 'create', 'current', 'register_allocator']
 class Allocator:
@@ -11,16 +12,40 @@ class Allocator:
     A stream-ordered allocator backend. Built-in and plugin backends appear as instances; subclass it to write one in Python: define allocate(self, nbytes, stream) -> int, deallocate(self, ptr, nbytes, stream) and a class attribute kind ('device', 'managed', 'pinned_host' or 'host'); optionally free_held(), trim(keep_bytes) and bytes_held(). `stream` is the CUstream handle as an int (0: the default stream). Register it with cuplug.memory.register_allocator(name, cls) to select it like any backend.
     """
     def __init__(self) -> None:
-        ...
+        """
+        The base of a Python-defined allocator backend.
+        """
     def __repr__(self) -> str:
         ...
-    def allocate(self, nbytes: typing.Any, stream: typing.Any = None) -> int:
+    def allocate(self, nbytes: int, stream: cuplug.driver.Stream | None = None) -> int:
         """
-        A block of `nbytes` for work on `stream` (0 for 0 bytes), as an int address.
+        Allocates a block for work on `stream`.
+        
+        Parameters
+        ----------
+        nbytes : int
+            Size, in bytes.
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
+        
+        
+        Returns
+        -------
+        int
+            The block's address (0 for 0 bytes).
         """
-    def deallocate(self, ptr: typing.Any, nbytes: typing.Any, stream: typing.Any = None) -> None:
+    def deallocate(self, ptr: int, nbytes: int, stream: cuplug.driver.Stream | None = None) -> None:
         """
-        Gives back a block from allocate() with the same nbytes, after `stream`'s work.
+        Gives back a block from allocate(), once `stream`'s work before now is done.
+        
+        Parameters
+        ----------
+        ptr : int
+            The block's address.
+        nbytes : int
+            Its size as allocated, in bytes.
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
         """
     def free_held(self) -> int:
         """
@@ -33,10 +58,17 @@ class Allocator:
     def trim(self, keep_bytes: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
         """
         Gives cached memory back until at most keep_bytes are held.
+        
+        Parameters
+        ----------
+        keep_bytes : int
+            Bytes it may keep holding.
         """
     @property
     def can_free_held(self) -> bool:
-        ...
+        """
+        Whether free_held() and trim() can give cached memory back.
+        """
     @property
     def kind(self) -> str:
         """

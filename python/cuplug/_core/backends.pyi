@@ -14,25 +14,39 @@ class PluginInfo:
         ...
     @property
     def abi_tag(self) -> str:
-        ...
+        """
+        The platform / C++ ABI tag it was built with (must match the core's).
+        """
     @property
     def description(self) -> str:
-        ...
+        """
+        What its manifest says it is.
+        """
     @property
     def kind(self) -> str:
-        ...
+        """
+        Its kind: 'allocator', 'compiler', 'launcher', 'rng' or 'interop'.
+        """
     @property
     def name(self) -> str:
-        ...
+        """
+        The backend name it provides.
+        """
     @property
     def path(self) -> str:
-        ...
+        """
+        The file it was loaded from.
+        """
     @property
     def source(self) -> str:
-        ...
+        """
+        How it was found: 'package', 'CUPLUG_PLUGIN_PATH', 'load()', ...
+        """
     @property
     def version(self) -> str:
-        ...
+        """
+        Its own version string.
+        """
 class PluginCandidate:
     """
     A file the loader looked at, and what became of it.
@@ -40,47 +54,75 @@ class PluginCandidate:
     def __repr__(self) -> str:
         ...
     @property
-    def abi_major(self) -> typing.Any:
-        ...
+    def abi_major(self) -> int | None:
+        """
+        The plugin ABI major version in its manifest (None without a manifest).
+        """
     @property
-    def abi_tag(self) -> typing.Any:
-        ...
+    def abi_tag(self) -> str | None:
+        """
+        The platform / C++ ABI tag in its manifest (None without a manifest).
+        """
     @property
-    def cuplug_version(self) -> typing.Any:
-        ...
+    def cuplug_version(self) -> str | None:
+        """
+        The cuplug version it was built against (None without a manifest).
+        """
     @property
-    def description(self) -> typing.Any:
-        ...
+    def description(self) -> str | None:
+        """
+        What its manifest says it is (None without a manifest).
+        """
     @property
-    def driver_api_entries(self) -> typing.Any:
-        ...
+    def driver_api_entries(self) -> int | None:
+        """
+        Driver entry points it expects the core to provide (None without a manifest).
+        """
     @property
     def has_manifest(self) -> bool:
-        ...
+        """
+        Whether a plugin manifest was read from it (the fields below need one).
+        """
     @property
-    def interface_version(self) -> typing.Any:
-        ...
+    def interface_version(self) -> int | None:
+        """
+        The interface version in its manifest (None without a manifest).
+        """
     @property
-    def kind(self) -> typing.Any:
-        ...
+    def kind(self) -> str | None:
+        """
+        The kind in its manifest (None without a manifest).
+        """
     @property
-    def name(self) -> typing.Any:
-        ...
+    def name(self) -> str | None:
+        """
+        The backend name in its manifest (None without a manifest).
+        """
     @property
     def path(self) -> str:
-        ...
+        """
+        The file.
+        """
     @property
     def reason(self) -> str:
-        ...
+        """
+        Why it was rejected, or which file it duplicates; empty when loaded.
+        """
     @property
     def state(self) -> str:
-        ...
+        """
+        What became of it: 'loaded', 'rejected' or 'duplicate'.
+        """
     @property
-    def struct_size(self) -> typing.Any:
-        ...
+    def struct_size(self) -> int | None:
+        """
+        Its manifest's size, in bytes (None without a manifest).
+        """
     @property
-    def version(self) -> typing.Any:
-        ...
+    def version(self) -> str | None:
+        """
+        Its own version string (None without a manifest).
+        """
 def available(kind: str | None = None) -> list[PluginInfo]:
     """
     Loaded plugins, of one kind or all.

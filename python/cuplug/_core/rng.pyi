@@ -4,6 +4,7 @@ Random number backends from Python: generators of any rng plugin, by name or fro
 """
 from __future__ import annotations
 import collections.abc
+import cuplug.driver
 import typing
 import typing_extensions
 __all__: list[str] = ['DISTRIBUTIONS', 'DTYPES', 'Rng', 'TABLES', 'backend', 'create', 'current', 'selected_name']
@@ -13,25 +14,70 @@ class Rng:
     """
     def __repr__(self) -> str:
         ...
-    def copy_table(self, table: str, first: typing.Any, count: typing.Any, out: typing_extensions.Buffer) -> None:
+    def copy_table(self, table: str, first: int, count: int, out: typing_extensions.Buffer) -> None:
         """
-        Copies entries [first, first + count) of a published table into `out` (a writable buffer).
+        Copies entries [first, first + count) of a published table into `out`.
+        
+        Parameters
+        ----------
+        table : str
+            One of TABLES.
+        first : int
+            The first entry.
+        count : int
+            Entries to copy.
+        out : collections.abc.Buffer
+            A writable host buffer of at least count entries' bytes.
         """
-    def generate(self, distribution: str, dtype: str, out: typing.Any, count: typing.Any, mean: typing.SupportsFloat | typing.SupportsIndex = 0.0, stddev: typing.SupportsFloat | typing.SupportsIndex = 1.0, lam: typing.SupportsFloat | typing.SupportsIndex = 1.0, stream: typing.Any = None) -> None:
+    def generate(self, distribution: str, dtype: str, out: cuplug.driver.DeviceAllocation | int, count: int, mean: typing.SupportsFloat | typing.SupportsIndex = 0.0, stddev: typing.SupportsFloat | typing.SupportsIndex = 1.0, lam: typing.SupportsFloat | typing.SupportsIndex = 1.0, stream: cuplug.driver.Stream | None = None) -> None:
         """
-        Fills `count` values at `out` (device memory; host memory for a backend created with memory=host) on `stream`, ordered on it. Normal and lognormal take an even count.
+        Fills memory with random values, ordered on `stream`.
+        
+        Parameters
+        ----------
+        distribution : str
+            One of DISTRIBUTIONS.
+        dtype : str
+            One of DTYPES: the values' type.
+        out : DeviceAllocation | int
+            Where the values go: device memory (host memory for a backend created with memory=host).
+        count : int
+            How many values (elements; even for normal and lognormal).
+        mean, stddev : float
+            Normal and lognormal parameters.
+        lam : float
+            The Poisson mean.
+        stream : Stream | None
+            The stream the work is ordered on; None: the legacy default stream.
         """
-    def seed(self, seed: typing.Any) -> None:
+    def seed(self, seed: int) -> None:
         """
-        Sets the seed (an int in [0, 2**64)) and restarts at offset 0.
+        Sets the seed and restarts at offset 0.
+        
+        Parameters
+        ----------
+        seed : int
+            The seed, in [0, 2**64).
         """
     def supports(self, distribution: str, dtype: str) -> bool:
         """
         Whether generate() provides `distribution` values of `dtype`.
+        
+        Parameters
+        ----------
+        distribution : str
+            One of DISTRIBUTIONS.
+        dtype : str
+            One of DTYPES.
         """
     def table_size(self, table: str) -> int:
         """
         Entries of a published table (0 when there is none).
+        
+        Parameters
+        ----------
+        table : str
+            One of TABLES.
         """
     @property
     def library_version(self) -> int:
@@ -49,18 +95,32 @@ class Rng:
         Where the next generate() starts; NotSupportedError on setting it for a generator that cannot skip (see seekable).
         """
     @offset.setter
-    def offset(self, arg1: typing.Any) -> None:
+    def offset(self, value: int) -> None:
         ...
     @property
     def seekable(self) -> bool:
-        ...
+        """
+        Whether offset can be set (the generator can skip ahead).
+        """
 def backend(name: str) -> Rng:
     """
-    The shared generator of backend `name` (what selecting it would use).
+    The shared generator of an rng backend (what selecting it would use).
+    
+    Parameters
+    ----------
+    name : str
+        The backend.
     """
 def create(name: str, options: collections.abc.Mapping[str, str] = {}) -> Rng:
     """
-    A new generator of backend `name`: its configured options overlaid with `options`.
+    A new generator of an rng backend.
+    
+    Parameters
+    ----------
+    name : str
+        The backend.
+    options : dict[str, str]
+        Options overlaid on its configured ones.
     """
 def current() -> Rng:
     """

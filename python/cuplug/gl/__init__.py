@@ -21,6 +21,7 @@ import enum
 import warnings
 
 from cuplug import plugins as _plugins
+from cuplug._public import public_dir as _public_dir
 
 _reason = _plugins.unavailable_reason("interop")
 if _reason is not None:
@@ -59,7 +60,20 @@ def init():
 
 def make_context(dev, flags=0):
     """A new context on ``dev``, pushed (PyCUDA's ``cuGLCtxCreate``, which CUDA deprecated: an
-    ordinary context shares GL objects just as well, so that is what this makes)."""
+    ordinary context shares GL objects just as well, so that is what this makes).
+
+    Parameters
+    ----------
+    dev : Device
+        The device.
+    flags : int
+        ctx_flags, or-ed.
+
+    Returns
+    -------
+    Context
+        The new context, pushed.
+    """
     return dev.make_context(flags)
 
 
@@ -78,3 +92,5 @@ __all__ = [
     "map_all",
     "window_support",
 ]
+
+__dir__ = _public_dir(__all__)

@@ -74,7 +74,18 @@ class RegisteredObject:
 
     def map(self, stream=None):
         """Maps it for CUDA work on ``stream`` (GL must not use it until unmap); returns the
-        RegisteredMapping, which is also a context manager that unmaps."""
+        RegisteredMapping, which is also a context manager that unmaps.
+
+        Parameters
+        ----------
+        stream : Stream | None
+            The stream the mapping is ordered on.
+
+        Returns
+        -------
+        RegisteredMapping
+            The mapping.
+        """
         resource = self._live("map")
         if self._mapping is not None and self._mapping._mapped:
             raise _core.LogicError(
@@ -157,7 +168,13 @@ class RegisteredMapping:
 
     def unmap(self, stream=None):
         """Unmaps it, ordered on ``stream`` (default: the stream it was mapped on). Kernels
-        issued before on that stream finish before GL uses the object."""
+        issued before on that stream finish before GL uses the object.
+
+        Parameters
+        ----------
+        stream : Stream | None
+            The stream the unmapping is ordered on; None: the mapping's.
+        """
         resource = self._live("unmap")
         with _under(self._object._context):
             _backend().unmap([resource], self._stream if stream is None else stream)
@@ -171,7 +188,20 @@ class RegisteredMapping:
 
     def array(self, index=0, level=0):
         """The CUDA ``Array`` of a mapped image at array index ``index`` (cube face or layer)
-        and mip level ``level``; unusable once the mapping is unmapped."""
+        and mip level ``level``; unusable once the mapping is unmapped.
+
+        Parameters
+        ----------
+        index : int
+            The array index (cube face or layer).
+        level : int
+            The mip level.
+
+        Returns
+        -------
+        Array
+            The CUDA array.
+        """
         resource = self._live("array")
         with _under(self._object._context):
             array = _backend().mapped_array(resource, int(index), int(level), self)
@@ -180,7 +210,24 @@ class RegisteredMapping:
 
     def as_array(self, shape, dtype, strides=None, order="C"):
         """A GPUArray over the mapped buffer (no copy): ``shape`` and ``dtype`` must fit in its
-        bytes. Valid until unmap: do not keep it past the mapping."""
+        bytes. Valid until unmap: do not keep it past the mapping.
+
+        Parameters
+        ----------
+        shape : int | tuple[int, ...]
+            The array's shape, in elements.
+        dtype : numpy.typing.DTypeLike
+            Its element type.
+        strides : tuple[int, ...] | None
+            Bytes between elements along each axis; None: contiguous.
+        order : str
+            'C' or 'F'.
+
+        Returns
+        -------
+        GPUArray
+            A view of the buffer.
+        """
         from cuplug import gpuarray
 
         ptr, size = self.device_ptr_and_size()
@@ -205,7 +252,20 @@ class RegisteredMapping:
 @contextlib.contextmanager
 def map_all(*objects, stream=None):
     """Maps several registered objects in one driver call (cheaper than one by one) and unmaps
-    them together at the end of the block; yields their RegisteredMappings in order."""
+    them together at the end of the block; yields their RegisteredMappings in order.
+
+    Parameters
+    ----------
+    *objects : RegisteredObject
+        The registered buffers and images.
+    stream : Stream | None
+        The stream mapping and unmapping are ordered on.
+
+    Returns
+    -------
+    collections.abc.Iterator[list[RegisteredMapping]]
+        A context manager yielding the mappings.
+    """
     resources = [o._live("map") for o in objects]
     context = objects[0]._context if objects else None
     with _under(context):
@@ -235,12 +295,15 @@ class BufferObject:
         self._buffer = RegisteredBuffer(handle)
 
     def handle(self):
+        """The GL buffer's name (an int)."""
         return self._buffer.gl_handle()
 
     def unregister(self):
+        """Unregisters the buffer from CUDA."""
         self._buffer.unregister()
 
     def map(self):
+        """Maps the buffer for CUDA; returns a BufferObjectMapping."""
         return BufferObjectMapping(self._buffer.map())
 
 
@@ -251,10 +314,13 @@ class BufferObjectMapping:
         self._mapping = mapping
 
     def unmap(self):
+        """Gives the buffer back to GL."""
         self._mapping.unmap()
 
     def device_ptr(self):
+        """The mapped buffer's device address (an int)."""
         return self._mapping.device_ptr_and_size()[0]
 
     def size(self):
+        """The mapped buffer's size, in bytes."""
         return self._mapping.device_ptr_and_size()[1]

@@ -147,6 +147,7 @@ class Window:
 
     @property
     def headless(self):
+        """Whether it is a headless (EGL) context rather than a window."""
         return self._canvas.headless
 
     def describe(self):
@@ -154,17 +155,49 @@ class Window:
         return self._canvas.describe()
 
     def gl_buffer(self, name):
-        """The GL name of buffer "vertices", "colors" or "pixels" (for your own GL calls)."""
+        """The GL name of buffer "vertices", "colors" or "pixels" (for your own GL calls).
+
+        Parameters
+        ----------
+        name : str
+            "vertices", "colors" or "pixels".
+
+        Returns
+        -------
+        int
+            The GL buffer name.
+        """
         return self._buffers[name]
 
     def upload(self, name, host_array):
         """Fills buffer "vertices", "colors" or "pixels" from host memory (glBufferSubData): the
-        host path, with no CUDA involved."""
+        host path, with no CUDA involved.
+
+        Parameters
+        ----------
+        name : str
+            "vertices", "colors" or "pixels".
+        host_array : numpy.typing.ArrayLike
+            The data (at most the buffer's bytes).
+        """
         data = np.ascontiguousarray(host_array)
         self._canvas.write_buffer(self._buffers[name], data)
 
     def download(self, name, dtype=np.uint8):
-        """What GL holds in buffer ``name`` (glGetBufferSubData), as a flat host array."""
+        """What GL holds in buffer ``name`` (glGetBufferSubData), as a flat host array.
+
+        Parameters
+        ----------
+        name : str
+            "vertices", "colors" or "pixels".
+        dtype : numpy.typing.DTypeLike
+            The element type of the result.
+
+        Returns
+        -------
+        numpy.ndarray
+            The buffer's contents.
+        """
         buffer = self._buffers[name]
         out = np.empty(self._canvas.buffer_size(buffer) // np.dtype(dtype).itemsize, dtype)
         self._canvas.read_buffer(buffer, out)
@@ -239,7 +272,22 @@ class Window:
     def run(self, callback, frames=None, report_every=0.0):
         """Calls ``callback(frame)`` inside ``frame()`` until the window closes or ``frames``
         frames were drawn; with ``report_every`` seconds > 0, shows the frame rate in the
-        title. Returns the number of frames drawn."""
+        title. Returns the number of frames drawn.
+
+        Parameters
+        ----------
+        callback : collections.abc.Callable[[Frame], None]
+            Draws one frame.
+        frames : int | None
+            Frames to draw; None: until the window closes.
+        report_every : float
+            Seconds between frame-rate reports in the title; 0: none.
+
+        Returns
+        -------
+        int
+            Frames drawn.
+        """
         drawn, since, count = 0, time.perf_counter(), 0
         while not self.should_close() and (frames is None or drawn < frames):
             self.poll_events()
@@ -270,6 +318,7 @@ class Window:
         return self._canvas.width, self._canvas.height
 
     def should_close(self):
+        """Whether the user asked the window to close (always False when headless)."""
         return self._canvas.should_close()
 
     def read_pixels(self):
@@ -279,7 +328,18 @@ class Window:
         return out
 
     def save_png(self, path):
-        """Writes what was drawn last to a PNG file; returns the pixels."""
+        """Writes what was drawn last to a PNG file; returns the pixels.
+
+        Parameters
+        ----------
+        path : str | os.PathLike
+            The PNG file to write.
+
+        Returns
+        -------
+        numpy.ndarray
+            The pixels, (height, width, 4) uint8.
+        """
         pixels = self.read_pixels()
         _write_png(path, pixels)
         return pixels

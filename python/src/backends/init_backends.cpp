@@ -3,6 +3,7 @@
 #include "bindings.hpp"
 #include "driver/context.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 
 #include <cuplug/backends.hpp>
 #include <cuplug/compile_cache.hpp>
@@ -46,13 +47,17 @@ py::object optional_str(const std::optional<std::string> &value) {
 
 void bind_plugin_info(py::module_ &m) {
   py::class_<plugin_info>(m, "PluginInfo", "A plugin that passed the handshake and is loaded.")
-      .def_readonly("name", &plugin_info::name)
-      .def_property_readonly("kind", [](const plugin_info &p) { return to_string(p.kind); })
-      .def_readonly("path", &plugin_info::path)
-      .def_readonly("description", &plugin_info::description)
-      .def_readonly("version", &plugin_info::version)
-      .def_readonly("abi_tag", &plugin_info::abi_tag)
-      .def_readonly("source", &plugin_info::source)
+      .def_readonly("name", &plugin_info::name, "The backend name it provides.")
+      .def_property_readonly(
+          "kind", [](const plugin_info &p) { return to_string(p.kind); },
+          "Its kind: 'allocator', 'compiler', 'launcher', 'rng' or 'interop'.")
+      .def_readonly("path", &plugin_info::path, "The file it was loaded from.")
+      .def_readonly("description", &plugin_info::description, "What its manifest says it is.")
+      .def_readonly("version", &plugin_info::version, "Its own version string.")
+      .def_readonly("abi_tag", &plugin_info::abi_tag,
+                    "The platform / C++ ABI tag it was built with (must match the core's).")
+      .def_readonly("source", &plugin_info::source,
+                    "How it was found: 'package', 'CUPLUG_PLUGIN_PATH', 'load()', ...")
       .def("__repr__", [](const plugin_info &p) {
         return "<cuplug plugin " + std::string(to_string(p.kind)) + " '" + p.name + "' from " +
                p.path + ">";
@@ -62,71 +67,94 @@ void bind_plugin_info(py::module_ &m) {
 void bind_plugin_candidate(py::module_ &m) {
   py::class_<plugin_candidate>(m, "PluginCandidate",
                                "A file the loader looked at, and what became of it.")
-      .def_readonly("path", &plugin_candidate::path)
-      .def_property_readonly("state",
-                             [](const plugin_candidate &c) { return to_string(c.outcome); })
-      .def_readonly("reason", &plugin_candidate::reason)
-      .def_readonly("has_manifest", &plugin_candidate::has_manifest)
-      .def_property_readonly("name",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.name));
-                             })
-      .def_property_readonly("kind",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(manifest_kind_string(c.manifest.kind));
-                             })
-      .def_property_readonly("abi_tag",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.abi_tag));
-                             })
-      .def_property_readonly("abi_major",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::int_(c.manifest.abi_major);
-                             })
-      .def_property_readonly("interface_version",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::int_(c.manifest.interface_version);
-                             })
-      .def_property_readonly("struct_size",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::int_(c.manifest.struct_size);
-                             })
-      .def_property_readonly("driver_api_entries",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::int_(c.manifest.driver_api_entries);
-                             })
-      .def_property_readonly("cuplug_version",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.cuplug_version));
-                             })
-      .def_property_readonly("description",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.description));
-                             })
-      .def_property_readonly("version",
-                             [](const plugin_candidate &c) -> py::object {
-                               if (!c.has_manifest)
-                                 return py::none();
-                               return py::str(fixed_string(c.manifest.version));
-                             })
+      .def_readonly("path", &plugin_candidate::path, "The file.")
+      .def_property_readonly(
+          "state", [](const plugin_candidate &c) { return to_string(c.outcome); },
+          "What became of it: 'loaded', 'rejected' or 'duplicate'.")
+      .def_readonly("reason", &plugin_candidate::reason,
+                    "Why it was rejected, or which file it duplicates; empty when loaded.")
+      .def_readonly("has_manifest", &plugin_candidate::has_manifest,
+                    "Whether a plugin manifest was read from it (the fields below need one).")
+      .def_property_readonly(
+          "name",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.name));
+          },
+          "The backend name in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "kind",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(manifest_kind_string(c.manifest.kind));
+          },
+          "The kind in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "abi_tag",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.abi_tag));
+          },
+          "The platform / C++ ABI tag in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "abi_major",
+          [](const plugin_candidate &c) -> hint::int_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::int_(c.manifest.abi_major);
+          },
+          "The plugin ABI major version in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "interface_version",
+          [](const plugin_candidate &c) -> hint::int_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::int_(c.manifest.interface_version);
+          },
+          "The interface version in its manifest (None without a manifest).")
+      .def_property_readonly(
+          "struct_size",
+          [](const plugin_candidate &c) -> hint::int_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::int_(c.manifest.struct_size);
+          },
+          "Its manifest's size, in bytes (None without a manifest).")
+      .def_property_readonly(
+          "driver_api_entries",
+          [](const plugin_candidate &c) -> hint::int_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::int_(c.manifest.driver_api_entries);
+          },
+          "Driver entry points it expects the core to provide (None without a manifest).")
+      .def_property_readonly(
+          "cuplug_version",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.cuplug_version));
+          },
+          "The cuplug version it was built against (None without a manifest).")
+      .def_property_readonly(
+          "description",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.description));
+          },
+          "What its manifest says it is (None without a manifest).")
+      .def_property_readonly(
+          "version",
+          [](const plugin_candidate &c) -> hint::str_or_none {
+            if (!c.has_manifest)
+              return py::none();
+            return py::str(fixed_string(c.manifest.version));
+          },
+          "Its own version string (None without a manifest).")
       .def("__repr__", [](const plugin_candidate &c) {
         std::string r = "<cuplug plugin candidate " + c.path + ": " + to_string(c.outcome);
         if (!c.reason.empty())

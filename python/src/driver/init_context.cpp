@@ -3,6 +3,7 @@
 #include "bindings.hpp"
 #include "driver/context_lookup.hpp"
 #include "driver/device.hpp"
+#include "support/hints.hpp"
 
 namespace cuplug::python {
 
@@ -22,7 +23,9 @@ void init_context(py::module_ &m) {
                                 "from CUDA. Use Device.make_context() or "
                                 "Device.retain_primary_context() and push().");
           },
-          py::arg("flags") = 0)
+          py::arg("flags") = 0,
+          "Raises NotSupportedError: cuCtxAttach was removed from CUDA." CUPLUG_DOC_PARAMS
+          "flags : int\n    Ignored.\n")
       .def("push", &context::push, "Makes this context current on this thread's stack.")
       .def_static(
           "pop", [] { context::pop(); },
@@ -50,7 +53,10 @@ void init_context(py::module_ &m) {
           [](int limit, size_t value) {
             CUPLUG_CALL(cuCtxSetLimit, static_cast<CUlimit>(limit), value);
           },
-          py::arg("limit"), py::arg("value"))
+          py::arg("limit"), py::arg("value"),
+          "Sets a limit of the current context (cuCtxSetLimit)." CUPLUG_DOC_PARAMS
+          "limit : limit\n    Which one (STACK_SIZE, PRINTF_FIFO_SIZE, MALLOC_HEAP_SIZE, ...).\n"
+          "value : int\n    Its new value (bytes for the sizes).\n")
       .def_static(
           "get_limit",
           [](int limit) {
@@ -58,46 +64,63 @@ void init_context(py::module_ &m) {
             CUPLUG_CALL(cuCtxGetLimit, &value, static_cast<CUlimit>(limit));
             return value;
           },
-          py::arg("limit"))
+          py::arg("limit"),
+          "A limit of the current context (cuCtxGetLimit)." CUPLUG_DOC_PARAMS
+          "limit : limit\n    Which one.\n" CUPLUG_DOC_RETURNS
+          "int\n    Its value (bytes for the sizes).\n")
       .def_static(
           "set_cache_config",
           [](int config) { CUPLUG_CALL(cuCtxSetCacheConfig, static_cast<CUfunc_cache>(config)); },
-          py::arg("config"))
-      .def_static("get_cache_config",
-                  [] {
-                    CUfunc_cache config;
-                    CUPLUG_CALL(cuCtxGetCacheConfig, &config);
-                    return config;
-                  })
+          py::arg("config"),
+          "Sets the current context's preferred L1 / shared memory split." CUPLUG_DOC_PARAMS
+          "config : func_cache\n    The preference.\n")
+      .def_static(
+          "get_cache_config",
+          [] {
+            CUfunc_cache config;
+            CUPLUG_CALL(cuCtxGetCacheConfig, &config);
+            return config;
+          },
+          "The current context's preferred L1 / shared memory split, a func_cache.")
       .def_static(
           "set_shared_config",
           [](int config) {
             CUPLUG_CALL(cuCtxSetSharedMemConfig, static_cast<CUsharedconfig>(config));
           },
-          py::arg("config"))
-      .def_static("get_shared_config",
-                  [] {
-                    CUsharedconfig config;
-                    CUPLUG_CALL(cuCtxGetSharedMemConfig, &config);
-                    return config;
-                  })
-      .def("get_api_version",
-           [](const context &self) {
-             unsigned version;
-             CUPLUG_CALL(cuCtxGetApiVersion, self.handle(), &version);
-             return version;
-           })
+          py::arg("config"),
+          "Sets the current context's shared memory bank size (deprecated by "
+          "CUDA)." CUPLUG_DOC_PARAMS "config : shared_config\n    The bank size.\n")
+      .def_static(
+          "get_shared_config",
+          [] {
+            CUsharedconfig config;
+            CUPLUG_CALL(cuCtxGetSharedMemConfig, &config);
+            return config;
+          },
+          "The current context's shared memory bank size, a shared_config.")
+      .def(
+          "get_api_version",
+          [](const context &self) {
+            unsigned version;
+            CUPLUG_CALL(cuCtxGetApiVersion, self.handle(), &version);
+            return version;
+          },
+          "The CUDA API version the context was made with, e.g. 3020 (cuCtxGetApiVersion).")
       .def_static(
           "enable_peer_access",
           [](const context &peer, unsigned flags) {
             CUPLUG_CALL(cuCtxEnablePeerAccess, peer.handle(), flags);
           },
           py::arg("peer"), py::arg("flags") = 0,
-          "Lets the current context access memory of `peer`.")
+          "Lets the current context access memory of `peer` "
+          "(cuCtxEnablePeerAccess)." CUPLUG_DOC_PARAMS "peer : Context\n    The peer context.\n"
+          "flags : int\n    Must be 0.\n")
       .def_static(
           "disable_peer_access",
           [](const context &peer) { CUPLUG_CALL(cuCtxDisablePeerAccess, peer.handle()); },
-          py::arg("peer"))
+          py::arg("peer"),
+          "Stops the current context's access to memory of `peer`." CUPLUG_DOC_PARAMS
+          "peer : Context\n    The peer context.\n")
       .def_property_readonly(
           "handle",
           [](const context &self) { return reinterpret_cast<std::intptr_t>(self.handle()); },
@@ -166,7 +189,9 @@ void init_context(py::module_ &m) {
           "make_context",
           [](const device &dev, unsigned flags) { return context::create(dev.handle, flags); },
           py::arg("flags") = 0,
-          "Creates a context on this device; it becomes current (pushed on this thread's stack).")
+          "Creates a context on this device; it becomes current (pushed on this thread's "
+          "stack)." CUPLUG_DOC_PARAMS "flags : int\n    ctx_flags, or-ed.\n" CUPLUG_DOC_RETURNS
+          "Context\n    The new context.\n")
       .def(
           "retain_primary_context",
           [](const device &dev) { return context::retain_primary(dev.handle); },

@@ -1,6 +1,7 @@
 // Driver initialisation, versions and Device (spec §1.2, §1.4).
 #include "bindings.hpp"
 #include "driver/device.hpp"
+#include "support/hints.hpp"
 
 #include <cctype>
 #include <string>
@@ -71,7 +72,8 @@ py::object device_getattr(py::object self, const py::str &name) {
 void init_device(py::module_ &m) {
   m.def(
       "init", [](unsigned flags) { CUPLUG_CALL_NOGIL(cuInit, flags); }, py::arg("flags") = 0,
-      "Initialises the driver (cuInit). Idempotent; call before anything else.");
+      "Initialises the driver (cuInit). Idempotent; call before anything else." CUPLUG_DOC_PARAMS
+      "flags : int\n    Must be 0.\n");
   m.def(
       "get_version",
       [] {
@@ -88,47 +90,64 @@ void init_device(py::module_ &m) {
       "The installed driver's CUDA version as an int, e.g. 13000.");
 
   py::class_<device>(m, "Device", "A CUDA device, by ordinal or PCI bus id.")
-      .def(py::init(&device_from_ordinal), py::arg("number"))
-      .def(py::init(&device_from_pci_bus_id), py::arg("pci_bus_id"))
-      .def_static("count",
-                  [] {
-                    int count;
-                    CUPLUG_CALL(cuDeviceGetCount, &count);
-                    return count;
-                  })
-      .def("name",
-           [](const device &dev) {
-             char buffer[256] = {};
-             CUPLUG_CALL(cuDeviceGetName, buffer, static_cast<int>(sizeof(buffer) - 1), dev.handle);
-             return std::string(buffer);
-           })
-      .def("pci_bus_id",
-           [](const device &dev) {
-             char buffer[64] = {};
-             CUPLUG_CALL(cuDeviceGetPCIBusId, buffer, static_cast<int>(sizeof(buffer) - 1),
-                         dev.handle);
-             return std::string(buffer);
-           })
-      .def("compute_capability",
-           [](const device &dev) {
-             return py::make_tuple(attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-                                   attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
-           })
-      .def("total_memory",
-           [](const device &dev) {
-             size_t bytes;
-             CUPLUG_CALL(cuDeviceTotalMem, &bytes, dev.handle);
-             return bytes;
-           })
+      .def(py::init(&device_from_ordinal), py::arg("number"),
+           "The device of an ordinal." CUPLUG_DOC_PARAMS
+           "number : int\n    0 to Device.count() - 1 (CUDA_VISIBLE_DEVICES order).\n")
+      .def(py::init(&device_from_pci_bus_id), py::arg("pci_bus_id"),
+           "The device at a PCI bus id." CUPLUG_DOC_PARAMS
+           "pci_bus_id : str\n    As pci_bus_id() writes it: 'domain:bus:device.function'.\n")
+      .def_static(
+          "count",
+          [] {
+            int count;
+            CUPLUG_CALL(cuDeviceGetCount, &count);
+            return count;
+          },
+          "How many devices the driver sees (cuDeviceGetCount).")
+      .def(
+          "name",
+          [](const device &dev) {
+            char buffer[256] = {};
+            CUPLUG_CALL(cuDeviceGetName, buffer, static_cast<int>(sizeof(buffer) - 1), dev.handle);
+            return std::string(buffer);
+          },
+          "The device's name, e.g. 'NVIDIA H100 80GB HBM3'.")
+      .def(
+          "pci_bus_id",
+          [](const device &dev) {
+            char buffer[64] = {};
+            CUPLUG_CALL(cuDeviceGetPCIBusId, buffer, static_cast<int>(sizeof(buffer) - 1),
+                        dev.handle);
+            return std::string(buffer);
+          },
+          "The device's PCI bus id, 'domain:bus:device.function'.")
+      .def(
+          "compute_capability",
+          [](const device &dev) {
+            return py::make_tuple(attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                                  attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+          },
+          "(major, minor) compute capability, e.g. (9, 0).")
+      .def(
+          "total_memory",
+          [](const device &dev) {
+            size_t bytes;
+            CUPLUG_CALL(cuDeviceTotalMem, &bytes, dev.handle);
+            return bytes;
+          },
+          "The device's memory, in bytes.")
       .def(
           "get_attribute",
-          [](const device &dev, int attr) -> py::object {
+          [](const device &dev, int attr) -> hint::device_attribute_value {
             int value = attribute(dev, static_cast<CUdevice_attribute>(attr));
             if (attr == CU_DEVICE_ATTRIBUTE_COMPUTE_MODE)
               return py::cast(static_cast<CUcomputemode>(value));
             return py::int_(value);
           },
-          py::arg("attr"), "The value of a device_attribute; COMPUTE_MODE gives a compute_mode.")
+          py::arg("attr"),
+          "The value of a device attribute (cuDeviceGetAttribute)." CUPLUG_DOC_PARAMS
+          "attr : device_attribute\n    Which one.\n" CUPLUG_DOC_RETURNS
+          "int | compute_mode\n    Its value; COMPUTE_MODE gives a compute_mode.\n")
       .def(
           "can_access_peer",
           [](const device &dev, const device &other) {
@@ -136,7 +155,9 @@ void init_device(py::module_ &m) {
             CUPLUG_CALL(cuDeviceCanAccessPeer, &result, dev.handle, other.handle);
             return result != 0;
           },
-          py::arg("other"))
+          py::arg("other"),
+          "Whether contexts on this device can access `other`'s memory "
+          "(cuDeviceCanAccessPeer)." CUPLUG_DOC_PARAMS "other : Device\n    The peer device.\n")
       .def(
           "__eq__", [](const device &a, const device &b) { return a.handle == b.handle; },
           py::arg("other"))

@@ -178,12 +178,13 @@ template <class E> py::enum_<E> int_enum(py::module_ &m, const char *name, const
 
 // PyCUDA's plain classes whose attributes are ints (host_alloc_flags etc.): a class, not an enum,
 // because some names are not identifiers ("2DARRAY") and values are OR-ed together freely.
-void int_constants(py::module_ &m, const char *name,
+void int_constants(py::module_ &m, const char *name, const char *doc,
                    std::initializer_list<std::pair<const char *, int>> values) {
   py::dict attrs;
   for (const auto &[key, value] : values)
     attrs[key] = value;
   attrs["__module__"] = m.attr("__name__");
+  attrs["__doc__"] = doc;
   py::handle metaclass(reinterpret_cast<PyObject *>(&PyType_Type));
   m.attr(name) = metaclass(name, py::make_tuple(), attrs);
 }
@@ -278,15 +279,20 @@ void init_enums(py::module_ &m) {
       .value("SINGLE", CU_MEM_ATTACH_SINGLE);
 
   int_constants(m, "host_alloc_flags",
+                "Flags of pagelocked_empty() and PageLockedAllocator (cuMemHostAlloc), or-ed: "
+                "int constants.",
                 {{"PORTABLE", CU_MEMHOSTALLOC_PORTABLE},
                  {"DEVICEMAP", CU_MEMHOSTALLOC_DEVICEMAP},
                  {"WRITECOMBINED", CU_MEMHOSTALLOC_WRITECOMBINED}});
   int_constants(m, "mem_host_register_flags",
+                "Flags of register_host_memory() (cuMemHostRegister), or-ed: int constants.",
                 {{"PORTABLE", CU_MEMHOSTREGISTER_PORTABLE},
                  {"DEVICEMAP", CU_MEMHOSTREGISTER_DEVICEMAP},
                  {"IOMEMORY", CU_MEMHOSTREGISTER_IOMEMORY},
                  {"READ_ONLY", CU_MEMHOSTREGISTER_READ_ONLY}});
   int_constants(m, "array3d_flags",
+                "Flags of ArrayDescriptor3D.flags (CUDA_ARRAY3D_*), or-ed: int constants "
+                "(2DARRAY only through getattr: not an identifier).",
                 {{"ARRAY3D_2DARRAY", CUDA_ARRAY3D_2DARRAY},
                  {"ARRAY3D_LAYERED", CUDA_ARRAY3D_LAYERED},
                  {"2DARRAY", CUDA_ARRAY3D_2DARRAY},

@@ -5,6 +5,7 @@
 #include "driver/context.hpp"
 #include "driver/graph.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 #include "support/host_buffer.hpp"
 
 #include <cstdio>
@@ -167,15 +168,19 @@ void init_stream(py::module_ &m) {
       .def("synchronize", &stream::synchronize, "Waits until the stream's work is done.")
       .def("is_done", &stream::is_done, "Whether the stream's work is done, without waiting.")
       .def("wait_for_event", &stream::wait_for_event, py::arg("event"),
-           "Makes later work on this stream wait for `event`.")
-      .def_property_readonly("priority", &stream::priority)
+           "Makes later work on this stream wait for `event` (cuStreamWaitEvent)." CUPLUG_DOC_PARAMS
+           "event : Event\n    A recorded event.\n")
+      .def_property_readonly("priority", &stream::priority,
+                             "The stream's priority (lower numbers are scheduled first).")
       .def("begin_capture", &stream::begin_capture,
            py::arg_v("mode", CU_STREAM_CAPTURE_MODE_GLOBAL, "capture_mode.GLOBAL"),
            "Starts recording work issued to this stream into a graph (beyond PyCUDA); kernel "
-           "__call__ / prepared_async_call launches on it are recorded, not run.")
-      .def("end_capture", &stream::end_capture,
-           "Stops capturing and returns the recorded Graph. The memory and objects the recorded "
-           "work uses must stay alive while the graph may run.")
+           "__call__ / prepared_async_call launches on it are recorded, not run." CUPLUG_DOC_PARAMS
+           "mode : capture_mode\n    Which other threads' unsafe calls the capture forbids.\n")
+      .def(
+          "end_capture", [](stream &s) -> hint::graph { return s.end_capture(); },
+          "Stops capturing and returns the recorded Graph. The memory and objects the recorded "
+          "work uses must stay alive while the graph may run.")
       .def_property_readonly("is_capturing", &stream::is_capturing,
                              "Whether the stream is capturing into a graph.")
       .def_property_readonly(
@@ -187,28 +192,33 @@ void init_stream(py::module_ &m) {
   event_class.def(py::init<unsigned>(), py::arg("flags") = 0)
       .def(
           "record",
-          [](py::object self, py::handle stream_obj) {
+          [](const hint::event &self, const hint::stream &stream_obj) -> hint::event {
             self.cast<event &>().record(stream_obj);
             return self;
           },
           py::arg("stream") = py::none(),
-          "Records the event on `stream` (None: the legacy default stream). Returns self.")
+          "Records the event on a stream (cuEventRecord)." CUPLUG_DOC_PARAMS CUPLUG_DOC_STREAM_PARAM
+              CUPLUG_DOC_RETURNS "Event\n    self.\n")
       .def(
           "synchronize",
-          [](py::object self) {
+          [](const hint::event &self) -> hint::event {
             self.cast<event &>().synchronize();
             return self;
           },
-          "Waits for the event. Returns self.")
+          "Waits for the event." CUPLUG_DOC_RETURNS "Event\n    self.\n")
       .def("query", &event::query, "Whether the event has happened, without waiting.")
       .def(
           "time_since",
           [](const event &self, const event &start) { return event::elapsed(start, self); },
-          py::arg("start"), "Milliseconds from `start` to this event: end.time_since(start).")
+          py::arg("start"),
+          "The time from `start` to this event: end.time_since(start)." CUPLUG_DOC_PARAMS
+          "start : Event\n    The earlier event.\n" CUPLUG_DOC_RETURNS "float\n    Milliseconds.\n")
       .def(
           "time_till",
           [](const event &self, const event &end) { return event::elapsed(self, end); },
-          py::arg("end"), "Milliseconds from this event to `end`.")
+          py::arg("end"),
+          "The time from this event to `end`." CUPLUG_DOC_PARAMS
+          "end : Event\n    The later event.\n" CUPLUG_DOC_RETURNS "float\n    Milliseconds.\n")
       .def("ipc_handle", &event::ipc_handle,
            "A bytearray another process can open with Event.from_ipc_handle (needs "
            "event_flags.INTERPROCESS | DISABLE_TIMING).")
@@ -217,7 +227,10 @@ void init_stream(py::module_ &m) {
           [](const py::buffer &data) {
             return std::make_unique<event>(ipc_event_handle_from(data));
           },
-          py::arg("handle"), "Opens another process's event in the current context.")
+          py::arg("handle"),
+          "Opens another process's event in the current context." CUPLUG_DOC_PARAMS
+          "handle : collections.abc.Buffer\n    The 64 bytes ipc_handle() gave in the other "
+          "process.\n" CUPLUG_DOC_RETURNS "Event\n    The event.\n")
       .def_property_readonly(
           "handle", [](const event &e) { return as_int(e.handle()); }, "The CUevent as an int.");
 }

@@ -7,14 +7,23 @@
 #include "launch/launch_args.hpp"
 #include "launch/launch_entries.hpp"
 #include "launch/launch_options.hpp"
+#include "support/hints.hpp"
 #include "support/host_buffer.hpp"
 
 #include <cctype>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace cuplug::python {
+namespace hint {
+// A kernel (methods returning self).
+CUPLUG_HINT(function, "Function");
+// prepared_timed_call's result: call it for the kernel's run time in seconds.
+CUPLUG_HINT(timer, "collections.abc.Callable[[], float]");
+} // namespace hint
 namespace {
 
 // ---- attributes ---------------------------------------------------------------------------------
@@ -48,11 +57,18 @@ void add_attribute_aliases(py::class_<function, function_ptr> &cls, py::module_ 
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (py::hasattr(cls, name.c_str()))
       continue;
-    cls.def_property_readonly(name.c_str(), [id](function &self) {
-      const CUfunction f = self.live_handle("cuFuncGetAttribute");
-      scoped_activation_if_none active(self.get_module()->get_context());
-      return self.get_launcher().function_attribute(f, static_cast<CUfunction_attribute>(id));
-    });
+    // pybind11 keeps the docstring's pointer: one string per attribute, for the process.
+    static std::vector<std::unique_ptr<std::string>> docs;
+    docs.push_back(std::make_unique<std::string>("get_attribute(function_attribute." +
+                                                 item.first.cast<std::string>() + ")."));
+    cls.def_property_readonly(
+        name.c_str(),
+        [id](function &self) {
+          const CUfunction f = self.live_handle("cuFuncGetAttribute");
+          scoped_activation_if_none active(self.get_module()->get_context());
+          return self.get_launcher().function_attribute(f, static_cast<CUfunction_attribute>(id));
+        },
+        docs.back()->c_str());
   }
 }
 
@@ -83,7 +99,8 @@ void init_launch(py::module_ &m) {
 
   cls.def(
          "prepare",
-         [](py::object self, py::handle arg_types, py::handle texrefs) {
+         [](const hint::function &self, const hint::arg_types &arg_types,
+            const hint::texrefs &texrefs) -> hint::function {
            if (!texrefs.is_none() && truthy(texrefs.ptr()))
              throw not_supported("prepare: texrefs: texture references were removed in CUDA "
                                  "12; use texture objects passed as kernel arguments");
@@ -93,12 +110,26 @@ void init_launch(py::module_ &m) {
            return self;
          },
          py::arg("arg_types"), py::arg("texrefs") = py::none(),
-         "Fixes the argument types (numpy types/dtypes, struct codes, anything else = "
-         "pointer) for prepared_*call; checks them against the kernel's parameters when the "
-         "driver reports them. Returns self.")
-      .def("prepared_timed_call", &prepared_timed_call,
-           "prepared_timed_call(grid, block, *args, shared_size=0) -> callable returning the "
-           "kernel's run time in seconds (events on the default stream).")
+         "Fixes the argument types for prepared_call / prepared_async_call / "
+         "prepared_timed_call; checks them against the kernel's parameters when the driver "
+         "reports them." CUPLUG_DOC_PARAMS
+         "arg_types : str | collections.abc.Sequence\n    One entry per kernel argument: a "
+         "NumPy type or dtype, a struct format code ('i', 'P', ...), or anything else for a "
+         "pointer; a str is a whole struct format.\n"
+         "texrefs : list | None\n    Must be empty: texture references were removed in CUDA "
+         "12.\n" CUPLUG_DOC_RETURNS "Function\n    self.\n")
+      .def(
+          "prepared_timed_call",
+          [](const hint::function &self, py::args args, py::kwargs kwargs) -> hint::timer {
+            return prepared_timed_call(self, std::move(args), std::move(kwargs));
+          },
+          "Launches the prepared kernel between two events on the default stream: "
+          "f.prepared_timed_call(grid, block, *args, shared_size=0)." CUPLUG_DOC_PARAMS
+          "*args\n    grid (blocks per dimension), block (threads per dimension), then the "
+          "kernel's arguments as prepare() fixed them; shared_size: dynamic shared memory per "
+          "block, in bytes.\n" CUPLUG_DOC_RETURNS
+          "collections.abc.Callable[[], float]\n    Returns the kernel's run time, in seconds "
+          "(waiting for it).\n")
       .def_property(
           "arg_format",
           [](const function &self) {
@@ -106,36 +137,47 @@ void init_launch(py::module_ &m) {
               throw py::attribute_error("'Function' object has no attribute 'arg_format'");
             return self.prepared()->format;
           },
-          [](function &self, const std::string &format) {
-            self.set_arg_format(format, "arg_format");
-          },
+          py::cpp_function(
+              [](function &self, const std::string &format) {
+                self.set_arg_format(format, "arg_format");
+              },
+              py::is_method(cls), py::arg("value")),
           "The struct format prepare() made (settable, as in PyCUDA).")
       .def(
           "get_attribute",
-          [](function &self, py::handle attr) {
+          [](function &self, const hint::enum_value &attr) {
             const CUfunction f = self.live_handle("cuFuncGetAttribute");
             scoped_activation_if_none active(self.get_module()->get_context());
             return self.get_launcher().function_attribute(
                 f, static_cast<CUfunction_attribute>(attribute_id(attr)));
           },
-          py::arg("attr"))
+          py::arg("attr"),
+          "A kernel attribute (cuFuncGetAttribute)." CUPLUG_DOC_PARAMS
+          "attr : function_attribute\n    Which one.\n" CUPLUG_DOC_RETURNS
+          "int\n    Its value (bytes for the *_SIZE_BYTES attributes).\n")
       .def(
           "set_attribute",
-          [](function &self, py::handle attr, int value) {
+          [](function &self, const hint::enum_value &attr, int value) {
             const CUfunction f = self.live_handle("cuFuncSetAttribute");
             scoped_activation_if_none active(self.get_module()->get_context());
             self.get_launcher().set_function_attribute(
                 f, static_cast<CUfunction_attribute>(attribute_id(attr)), value);
           },
-          py::arg("attr"), py::arg("value"))
+          py::arg("attr"), py::arg("value"),
+          "Sets a kernel attribute (cuFuncSetAttribute)." CUPLUG_DOC_PARAMS
+          "attr : function_attribute\n    Which one (MAX_DYNAMIC_SHARED_SIZE_BYTES, "
+          "PREFERRED_SHARED_MEMORY_CARVEOUT, ...).\n"
+          "value : int\n    Its new value (bytes for sizes, percent for the carveout).\n")
       .def(
           "set_cache_config",
-          [](function &self, py::handle config) {
+          [](function &self, const hint::enum_value &config) {
             const CUfunction f = self.live_handle("cuFuncSetCacheConfig");
             scoped_activation_if_none active(self.get_module()->get_context());
             CUPLUG_CALL(cuFuncSetCacheConfig, f, static_cast<CUfunc_cache>(attribute_id(config)));
           },
-          py::arg("config"))
+          py::arg("config"),
+          "Sets the kernel's preferred L1 / shared memory split "
+          "(cuFuncSetCacheConfig)." CUPLUG_DOC_PARAMS "config : func_cache\n    The preference.\n")
       .def(
           "max_active_blocks_per_multiprocessor",
           [](function &self, int block_size, std::size_t dynamic_shared) {
@@ -145,17 +187,21 @@ void init_launch(py::module_ &m) {
                                                                             dynamic_shared);
           },
           py::arg("block_size"), py::arg("dynamic_shared") = 0,
-          "Occupancy: resident blocks per multiprocessor for this block size.")
+          "Occupancy: resident blocks per multiprocessor." CUPLUG_DOC_PARAMS
+          "block_size : int\n    Threads per block.\n"
+          "dynamic_shared : int\n    Dynamic shared memory per block, in "
+          "bytes.\n" CUPLUG_DOC_RETURNS
+          "int\n    Blocks of this size that fit on one multiprocessor.\n")
       .def_property_readonly(
           "num_params",
-          [](function &self) -> py::object {
+          [](function &self) -> hint::int_or_none {
             const param_layout *p = self.parameters();
             return p ? py::object(py::int_(p->size())) : py::object(py::none());
           },
           "Number of kernel parameters, or None if the launcher cannot tell.")
       .def_property_readonly(
           "param_layout",
-          [](function &self) -> py::object {
+          [](function &self) -> hint::param_layout {
             const param_layout *p = self.parameters();
             if (p == nullptr)
               return py::none();
@@ -164,13 +210,14 @@ void init_launch(py::module_ &m) {
               out.append(py::make_tuple(offset, size));
             return out;
           },
-          "[(offset, size)] of each kernel parameter, or None if the launcher cannot tell.")
-      .def_property_readonly("kernel_name", &function::name)
+          "[(offset, size)] of each kernel parameter, in bytes, or None if the launcher cannot "
+          "tell.")
+      .def_property_readonly("kernel_name", &function::name, "The kernel's (mangled) name.")
       .def_property_readonly(
           "handle",
           [](const function &self) { return reinterpret_cast<std::uintptr_t>(self.handle()); },
           "The CUfunction as an int.")
-      .def_property_readonly("module", &function::get_module)
+      .def_property_readonly("module", &function::get_module, "The Module it belongs to.")
       .def(
           "_set_block_shape",
           [](function &self, unsigned x, unsigned y, unsigned z) {
@@ -179,8 +226,8 @@ void init_launch(py::module_ &m) {
           py::arg("x"), py::arg("y") = 1, py::arg("z") = 1)
       .def(
           "_launch_kernel",
-          [](function &self, py::handle grid, py::handle block, py::buffer args, py::handle shared,
-             py::handle stream) {
+          [](function &self, const hint::dims &grid, const hint::dims &block, py::buffer args,
+             const hint::size &shared, const hint::stream &stream) {
             launch_config config;
             config.grid = parse_dims(grid.ptr(), "grid");
             config.block = parse_dims(block.ptr(), "block");
@@ -193,8 +240,9 @@ void init_launch(py::module_ &m) {
           py::arg("grid"), py::arg("block"), py::arg("arg_buf"), py::arg("shared") = 0,
           py::arg("stream") = py::none(), "PyCUDA's internal launch with a packed buffer.")
       .def_property(
-          "texrefs", [](const function &self) { return self.texrefs; },
-          [](function &self, py::object value) { self.texrefs = std::move(value); },
+          "texrefs", [](const function &self) -> hint::texrefs { return self.texrefs; },
+          py::cpp_function([](function &self, const hint::texrefs &value) { self.texrefs = value; },
+                           py::is_method(cls), py::arg("value")),
           "Always empty: texture references were removed in CUDA 12.")
       .def("__repr__",
            [](const function &self) { return "<cuplug Function '" + self.name() + "'>"; });
@@ -211,7 +259,9 @@ void init_launch(py::module_ &m) {
             CUfunction f = self->get_launcher().get_function(handle, name);
             return std::make_shared<function>(self, f, name);
           },
-          py::arg("name"), "A new Function for the kernel `name`; it keeps this module alive.");
+          py::arg("name"),
+          "A new Function for a kernel; it keeps this module alive." CUPLUG_DOC_PARAMS
+          "name : str\n    The kernel's (mangled, unless extern \"C\") name.\n");
 }
 
 } // namespace cuplug::python

@@ -2,6 +2,7 @@
 #include "bindings.hpp"
 #include "launch/function.hpp"
 #include "launch/module.hpp"
+#include "support/hints.hpp"
 #include "support/host_buffer.hpp"
 
 #include <cuplug/backends.hpp>
@@ -297,21 +298,28 @@ void init_module(py::module_ &m) {
             auto [ptr, size] = self->get_launcher().get_global(handle, name);
             return py::make_tuple(static_cast<unsigned long long>(ptr), size);
           },
-          py::arg("name"), "(device pointer, size in bytes) of the global variable `name`.")
+          py::arg("name"),
+          "Finds a global variable of the module." CUPLUG_DOC_PARAMS
+          "name : str\n    The variable's (mangled) name.\n" CUPLUG_DOC_RETURNS
+          "tuple[int, int]\n    Its device address and its size in bytes.\n")
       .def(
           "get_texref",
-          [](const module &self, py::handle) {
+          [](const module &self, const std::string &) {
             self.check_alive("module::get_texref");
             no_texture_references("get_texref");
           },
-          py::arg("name"))
+          py::arg("name"),
+          "Raises NotSupportedError: texture references were removed in CUDA 12 (use "
+          "TextureObject)." CUPLUG_DOC_PARAMS "name : str\n    The reference's name.\n")
       .def(
           "get_surfref",
-          [](const module &self, py::handle) {
+          [](const module &self, const std::string &) {
             self.check_alive("module::get_surfref");
             no_texture_references("get_surfref");
           },
-          py::arg("name"))
+          py::arg("name"),
+          "Raises NotSupportedError: surface references were removed in CUDA 12 (use "
+          "SurfaceObject)." CUPLUG_DOC_PARAMS "name : str\n    The reference's name.\n")
       .def_property_readonly(
           "handle",
           [](const module &self) { return reinterpret_cast<std::uintptr_t>(self.handle()); },
@@ -320,33 +328,61 @@ void init_module(py::module_ &m) {
           "launcher", [](const module &self) { return self.get_launcher().backend_name(); },
           "Name of the launcher backend that loaded this module.");
 
-  m.def("module_from_buffer", &module_from_buffer, py::arg("buffer"),
-        py::arg("options") = py::list(), py::arg("message_handler") = py::none(),
-        "Loads a cubin, PTX or fatbin image (cuModuleLoadDataEx through the launcher backend). "
-        "options: (jit_option, value) pairs; message_handler(success, info_log, error_log).");
+  m.def(
+      "module_from_buffer",
+      [](const hint::host_buffer &buffer, const hint::jit_options &options,
+         const hint::callback &handler) { return module_from_buffer(buffer, options, handler); },
+      py::arg("buffer"), py::arg("options") = py::list(), py::arg("message_handler") = py::none(),
+      "Loads a cubin, PTX or fatbin image (cuModuleLoadDataEx through the launcher "
+      "backend)." CUPLUG_DOC_PARAMS
+      "buffer : collections.abc.Buffer\n    The image (PTX text may lack "
+      "its terminating NUL).\n"
+      "options : list[tuple[jit_option, int]]\n    JIT options, (jit_option, value) pairs.\n"
+      "message_handler : collections.abc.Callable | None\n    Called as "
+      "message_handler(success, info_log, error_log) after loading.\n" CUPLUG_DOC_RETURNS
+      "Module\n    The loaded module.\n");
   m.def("module_from_file", &module::load_file, py::arg("filename"),
-        "Loads a module file (cuModuleLoad through the launcher backend).");
+        "Loads a module file (cuModuleLoad through the launcher backend)." CUPLUG_DOC_PARAMS
+        "filename : str\n    A .cubin, .ptx or .fatbin file.\n" CUPLUG_DOC_RETURNS
+        "Module\n    The loaded module.\n");
 
   py::class_<linker>(m, "Linker", "cuLink*: link PTX, cubins, objects and libraries.")
-      .def(py::init([](py::object handler, py::object options, bool verbose) {
-             return std::make_unique<linker>(std::move(handler), options, verbose);
-           }),
+      .def(py::init(
+               [](const hint::callback &handler, const hint::jit_options &options, bool verbose) {
+                 return std::make_unique<linker>(handler, options, verbose);
+               }),
            py::arg("message_handler") = py::none(), py::arg("options") = py::none(),
-           py::arg("log_verbose") = false)
+           py::arg("log_verbose") = false,
+           "A link session (cuLinkCreate)." CUPLUG_DOC_PARAMS
+           "message_handler : collections.abc.Callable | None\n    Called as "
+           "message_handler(success, info_log, error_log) when linking ends.\n"
+           "options : list[tuple[jit_option, int]] | None\n    JIT options, (jit_option, "
+           "value) pairs.\n"
+           "log_verbose : bool\n    Asks the linker for a verbose info log.\n")
       .def(
           "add_data",
-          [](linker &self, py::handle data, py::handle input_type, const std::string &name) {
+          [](linker &self, const hint::host_buffer &data, const hint::jit_input &input_type,
+             const std::string &name) {
             self.add_data(data, enum_value(input_type, "input_type"), name);
           },
-          py::arg("data"), py::arg("input_type"), py::arg("name") = "unknown")
+          py::arg("data"), py::arg("input_type"), py::arg("name") = "unknown",
+          "Adds an image from memory (cuLinkAddData)." CUPLUG_DOC_PARAMS
+          "data : collections.abc.Buffer\n    The image: PTX, cubin, fatbin, object or "
+          "library.\n"
+          "input_type : jit_input_type\n    What it is.\n"
+          "name : str\n    A name for the linker's messages.\n")
       .def(
           "add_file",
-          [](linker &self, const std::string &path, py::handle input_type) {
+          [](linker &self, const std::string &path, const hint::jit_input &input_type) {
             self.add_file(path, enum_value(input_type, "input_type"));
           },
-          py::arg("filename"), py::arg("input_type"))
-      .def("link_module", &linker::link_module)
-      .def("close", &linker::close);
+          py::arg("filename"), py::arg("input_type"),
+          "Adds a file (cuLinkAddFile)." CUPLUG_DOC_PARAMS "filename : str\n    The file.\n"
+          "input_type : jit_input_type\n    What it holds.\n")
+      .def("link_module", &linker::link_module,
+           "Links what was added and loads the result (cuLinkComplete)." CUPLUG_DOC_RETURNS
+           "Module\n    The linked module.\n")
+      .def("close", &linker::close, "Ends the link session now (cuLinkDestroy).");
 }
 
 } // namespace cuplug::python

@@ -2,6 +2,7 @@
 #include "launch/launch_options.hpp"
 #include "launch/launch_args.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 
 #include <string>
 
@@ -44,8 +45,10 @@ void init_launch_config(py::module_ &m) {
       "cooperative (grid-wide synchronisation), priority, programmatic_serialization. Pass it as "
       "config= to Function.__call__ / prepared_call / prepared_async_call; keywords of the call "
       "override its grid, block and shared. Checked against the device before each launch.")
-      .def(py::init([](py::handle grid, py::handle block, py::handle shared, py::handle cluster,
-                       bool cooperative, py::handle priority, bool programmatic_serialization) {
+      .def(py::init([](const hint::dims_or_none &grid, const hint::dims_or_none &block,
+                       const hint::int_or_none &shared, const hint::dims_or_none &cluster,
+                       bool cooperative, const hint::int_or_none &priority,
+                       bool programmatic_serialization) {
              launch_options o;
              if (!grid.is_none()) {
                o.grid = parse_dims(grid.ptr(), "grid");
@@ -71,33 +74,54 @@ void init_launch_config(py::module_ &m) {
            py::kw_only(), py::arg("grid") = py::none(), py::arg("block") = py::none(),
            py::arg("shared") = py::none(), py::arg("cluster") = py::none(),
            py::arg("cooperative") = false, py::arg("priority") = py::none(),
-           py::arg("programmatic_serialization") = false)
-      .def_property_readonly("grid",
-                             [](const launch_options &o) -> py::object {
-                               if (!o.has_grid)
-                                 return py::none();
-                               return py::make_tuple(o.grid.x, o.grid.y, o.grid.z);
-                             })
-      .def_property_readonly("block",
-                             [](const launch_options &o) -> py::object {
-                               if (!o.has_block)
-                                 return py::none();
-                               return py::make_tuple(o.block.x, o.block.y, o.block.z);
-                             })
-      .def_property_readonly("cluster",
-                             [](const launch_options &o) -> py::object {
-                               if (!o.attrs.has_cluster())
-                                 return py::none();
-                               const dim3 &k = o.attrs.cluster;
-                               return py::make_tuple(k.x, k.y, k.z);
-                             })
-      .def_property_readonly("cooperative",
-                             [](const launch_options &o) { return o.attrs.cooperative; })
-      .def_property_readonly("priority", [](const launch_options &o) -> py::object {
-        if (!o.attrs.has_priority)
-          return py::none();
-        return py::int_(o.attrs.priority);
-      });
+           py::arg("programmatic_serialization") = false,
+           "A configuration; what is left None comes from the call." CUPLUG_DOC_PARAMS
+           "grid : int | tuple[int, ...] | None\n    Blocks in the grid, per dimension.\n"
+           "block : int | tuple[int, ...] | None\n    Threads in a block, per dimension.\n"
+           "shared : int | None\n    Dynamic shared memory per block, in bytes.\n"
+           "cluster : int | tuple[int, ...] | None\n    Blocks in a thread-block cluster, per "
+           "dimension (compute capability 9.0+).\n"
+           "cooperative : bool\n    A cooperative launch (grid-wide synchronisation).\n"
+           "priority : int | None\n    The launch's priority (lower runs first); None: the "
+           "stream's.\n"
+           "programmatic_serialization : bool\n    Lets the kernel overlap the previous one on "
+           "the stream (programmatic dependent launch).\n")
+      .def_property_readonly(
+          "grid",
+          [](const launch_options &o) -> hint::dim3_or_none {
+            if (!o.has_grid)
+              return py::none();
+            return py::make_tuple(o.grid.x, o.grid.y, o.grid.z);
+          },
+          "Blocks in the grid (x, y, z), or None when the call gives it.")
+      .def_property_readonly(
+          "block",
+          [](const launch_options &o) -> hint::dim3_or_none {
+            if (!o.has_block)
+              return py::none();
+            return py::make_tuple(o.block.x, o.block.y, o.block.z);
+          },
+          "Threads in a block (x, y, z), or None when the call gives it.")
+      .def_property_readonly(
+          "cluster",
+          [](const launch_options &o) -> hint::dim3_or_none {
+            if (!o.attrs.has_cluster())
+              return py::none();
+            const dim3 &k = o.attrs.cluster;
+            return py::make_tuple(k.x, k.y, k.z);
+          },
+          "Blocks in a cluster (x, y, z), or None for no cluster.")
+      .def_property_readonly(
+          "cooperative", [](const launch_options &o) { return o.attrs.cooperative; },
+          "Whether the launch is cooperative.")
+      .def_property_readonly(
+          "priority",
+          [](const launch_options &o) -> hint::int_or_none {
+            if (!o.attrs.has_priority)
+              return py::none();
+            return py::int_(o.attrs.priority);
+          },
+          "The launch's priority, or None for the stream's.");
 }
 
 } // namespace cuplug::python

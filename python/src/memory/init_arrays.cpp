@@ -6,6 +6,7 @@
 #include "memory/held_buffer.hpp"
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 
 #include <cstdint>
 #include <string>
@@ -228,63 +229,83 @@ template <class Desc> std::string describe(const Desc &d, const char *cls) {
   return s + ")";
 }
 
-#define CUPLUG_DESC_SIZE(cls, pyname, member)                                                      \
+// A setter whose value is named in signatures (pybind11 names a lambda's arguments arg0...).
+template <class Cls, class F> py::cpp_function field_setter(const Cls &cls, F &&set) {
+  return py::cpp_function(std::forward<F>(set), py::is_method(cls), py::arg("value"));
+}
+
+#define CUPLUG_DESC_SIZE(cls, pyname, member, doc)                                                 \
   cls.def_property(                                                                                \
       pyname, [](const desc_type &d) { return static_cast<std::size_t>(d.member); },               \
-      [](desc_type &d, py::handle v) { d.member = to_size(v, pyname); })
+      field_setter(cls, [](desc_type &d, hint::size v) { d.member = to_size(v, pyname); }), doc)
 
-template <class Desc> py::class_<Desc> bind_descriptor(py::module_ &m, const char *name) {
+template <class Desc>
+py::class_<Desc> bind_descriptor(py::module_ &m, const char *name, const char *doc) {
   using desc_type = Desc;
-  py::class_<Desc> cls(m, name);
-  CUPLUG_DESC_SIZE(cls, "width", Width);
-  CUPLUG_DESC_SIZE(cls, "height", Height);
-  CUPLUG_DESC_SIZE(cls, "num_channels", NumChannels);
+  py::class_<Desc> cls(m, name, doc);
+  CUPLUG_DESC_SIZE(cls, "width", Width, "Width, in elements.");
+  CUPLUG_DESC_SIZE(cls, "height", Height, "Height, in rows (0 for a 1D array).");
+  CUPLUG_DESC_SIZE(cls, "num_channels", NumChannels, "Channels per element: 1, 2 or 4.");
   cls.def_property(
-      "format", [](const Desc &d) { return format_object(d.Format); },
-      [](Desc &d, py::handle v) { d.Format = format_from(v); });
+      "format", [](const Desc &d) -> hint::array_format { return format_object(d.Format); },
+      field_setter(cls, [](Desc &d, hint::array_format v) { d.Format = format_from(v); }),
+      "Each channel's format, an array_format.");
   cls.def("__repr__", [name](const Desc &d) { return describe(d, name); });
   return cls;
 }
 
 void bind_descriptors(py::module_ &m) {
-  bind_descriptor<CUDA_ARRAY_DESCRIPTOR>(m, "ArrayDescriptor")
-      .def(py::init(
-               [](py::handle width, py::handle height, py::handle format, py::handle num_channels) {
-                 CUDA_ARRAY_DESCRIPTOR d{};
-                 d.Width = to_size(width, "ArrayDescriptor: width");
-                 d.Height = to_size(height, "ArrayDescriptor: height");
-                 d.Format = format_from(format);
-                 d.NumChannels = static_cast<unsigned>(to_size(num_channels, "num_channels"));
-                 return d;
-               }),
-           py::arg("width") = 0, py::arg("height") = 0,
-           py::arg("format") = static_cast<int>(CU_AD_FORMAT_FLOAT), py::arg("num_channels") = 1,
-           "A 1D (height 0) or 2D array's shape and element format (CUDA_ARRAY_DESCRIPTOR).");
-  using desc_type = CUDA_ARRAY3D_DESCRIPTOR;
-  auto desc3 = bind_descriptor<CUDA_ARRAY3D_DESCRIPTOR>(m, "ArrayDescriptor3D");
-  CUPLUG_DESC_SIZE(desc3, "depth", Depth);
-  desc3
-      .def(py::init([](py::handle width, py::handle height, py::handle depth, py::handle format,
-                       py::handle num_channels, py::handle flags) {
-             CUDA_ARRAY3D_DESCRIPTOR d{};
-             d.Width = to_size(width, "ArrayDescriptor3D: width");
-             d.Height = to_size(height, "ArrayDescriptor3D: height");
-             d.Depth = to_size(depth, "ArrayDescriptor3D: depth");
+  bind_descriptor<CUDA_ARRAY_DESCRIPTOR>(
+      m, "ArrayDescriptor",
+      "A 1D (height 0) or 2D CUDA array's shape and element format (CUDA_ARRAY_DESCRIPTOR).")
+      .def(py::init([](hint::size width, hint::size height, hint::array_format format,
+                       hint::size num_channels) {
+             CUDA_ARRAY_DESCRIPTOR d{};
+             d.Width = to_size(width, "ArrayDescriptor: width");
+             d.Height = to_size(height, "ArrayDescriptor: height");
              d.Format = format_from(format);
              d.NumChannels = static_cast<unsigned>(to_size(num_channels, "num_channels"));
-             d.Flags = static_cast<unsigned>(to_size(flags, "ArrayDescriptor3D: flags"));
              return d;
            }),
-           py::arg("width") = 0, py::arg("height") = 0, py::arg("depth") = 0,
+           py::arg("width") = 0, py::arg("height") = 0,
            py::arg("format") = static_cast<int>(CU_AD_FORMAT_FLOAT), py::arg("num_channels") = 1,
-           py::arg("flags") = 0,
-           "A 1D, 2D, 3D or layered array's shape, element format and array3d_flags "
-           "(CUDA_ARRAY3D_DESCRIPTOR; a layered array's depth counts its layers).")
-      .def_property(
-          "flags", [](const CUDA_ARRAY3D_DESCRIPTOR &d) { return d.Flags; },
-          [](CUDA_ARRAY3D_DESCRIPTOR &d, py::handle v) {
-            d.Flags = static_cast<unsigned>(to_size(v, "flags"));
-          });
+           "A descriptor." CUPLUG_DOC_PARAMS "width : int\n    Width, in elements.\n"
+           "height : int\n    Height, in rows (0 for a 1D array).\n"
+           "format : array_format | int\n    Each channel's format.\n"
+           "num_channels : int\n    Channels per element: 1, 2 or 4.\n");
+  using desc_type = CUDA_ARRAY3D_DESCRIPTOR;
+  auto desc3 = bind_descriptor<CUDA_ARRAY3D_DESCRIPTOR>(
+      m, "ArrayDescriptor3D",
+      "A 1D, 2D, 3D or layered CUDA array's shape, element format and array3d_flags "
+      "(CUDA_ARRAY3D_DESCRIPTOR; a layered array's depth counts its layers).");
+  CUPLUG_DESC_SIZE(desc3, "depth", Depth, "Depth, in slices or layers (0 for 1D and 2D).");
+  desc3.def(py::init([](hint::size width, hint::size height, hint::size depth,
+                        hint::array_format format, hint::size num_channels, hint::size flags) {
+              CUDA_ARRAY3D_DESCRIPTOR d{};
+              d.Width = to_size(width, "ArrayDescriptor3D: width");
+              d.Height = to_size(height, "ArrayDescriptor3D: height");
+              d.Depth = to_size(depth, "ArrayDescriptor3D: depth");
+              d.Format = format_from(format);
+              d.NumChannels = static_cast<unsigned>(to_size(num_channels, "num_channels"));
+              d.Flags = static_cast<unsigned>(to_size(flags, "ArrayDescriptor3D: flags"));
+              return d;
+            }),
+            py::arg("width") = 0, py::arg("height") = 0, py::arg("depth") = 0,
+            py::arg("format") = static_cast<int>(CU_AD_FORMAT_FLOAT), py::arg("num_channels") = 1,
+            py::arg("flags") = 0,
+            "A descriptor." CUPLUG_DOC_PARAMS "width : int\n    Width, in elements.\n"
+            "height : int\n    Height, in rows (0 for a 1D array).\n"
+            "depth : int\n    Depth, in slices or layers (0 for 1D and 2D).\n"
+            "format : array_format | int\n    Each channel's format.\n"
+            "num_channels : int\n    Channels per element: 1, 2 or 4.\n"
+            "flags : int\n    array3d_flags, or-ed.\n");
+  desc3.def_property(
+      "flags", [](const CUDA_ARRAY3D_DESCRIPTOR &d) { return d.Flags; },
+      field_setter(desc3,
+                   [](CUDA_ARRAY3D_DESCRIPTOR &d, hint::size v) {
+                     d.Flags = static_cast<unsigned>(to_size(v, "flags"));
+                   }),
+      "array3d_flags, or-ed.");
 }
 #undef CUPLUG_DESC_SIZE
 
@@ -313,11 +334,15 @@ void init_arrays(py::module_ &m) {
       .def(py::init([](const CUDA_ARRAY_DESCRIPTOR &d) {
              return std::make_shared<cuda_array>(checked(d));
            }),
-           py::arg("descriptor"))
+           py::arg("descriptor"),
+           "A 1D or 2D array (cuArrayCreate)." CUPLUG_DOC_PARAMS
+           "descriptor : ArrayDescriptor\n    Its shape and element format.\n")
       .def(py::init([](const CUDA_ARRAY3D_DESCRIPTOR &d) {
              return std::make_shared<cuda_array>(checked(d));
            }),
-           py::arg("descriptor"))
+           py::arg("descriptor"),
+           "A 1D, 2D, 3D or layered array (cuArray3DCreate)." CUPLUG_DOC_PARAMS
+           "descriptor : ArrayDescriptor3D\n    Its shape, element format and flags.\n")
       .def("free", &cuda_array::free, "Destroys the array now (a second call does nothing).")
       .def(
           "get_descriptor",
@@ -349,38 +374,80 @@ void init_arrays(py::module_ &m) {
 
   m.def(
       "memcpy_htoa",
-      [](py::handle ary, py::handle index, py::handle src) {
+      [](const hint::array &ary, const hint::size &index, const hint::host_buffer &src) {
         memcpy_htoa(ary, index, src, nullptr);
       },
       py::arg("ary"), py::arg("index"), py::arg("src"),
-      "Copies a contiguous host buffer into `ary` from byte offset `index`.");
+      "Copies a contiguous host buffer into a CUDA array." CUPLUG_DOC_PARAMS
+      "ary : Array\n    The destination.\n"
+      "index : int\n    Byte offset into the array.\n"
+      "src : collections.abc.Buffer\n    A contiguous host buffer; all its bytes are copied.\n");
   m.def(
       "memcpy_htoa_async",
-      [](py::handle ary, py::handle index, py::handle src, py::handle stream) {
+      [](const hint::array &ary, const hint::size &index, const hint::host_buffer &src,
+         const hint::stream &stream) {
         CUstream s = to_stream(stream);
         memcpy_htoa(ary, index, src, &s);
       },
-      py::arg("ary"), py::arg("index"), py::arg("src"), py::arg("stream") = py::none());
+      py::arg("ary"), py::arg("index"), py::arg("src"), py::arg("stream") = py::none(),
+      "Copies a contiguous host buffer into a CUDA array, ordered on `stream`." CUPLUG_DOC_PARAMS
+      "ary : Array\n    The destination.\n"
+      "index : int\n    Byte offset into the array.\n"
+      "src : collections.abc.Buffer\n    A contiguous (pagelocked, for overlap) host "
+      "buffer.\n" CUPLUG_DOC_STREAM_PARAM);
   m.def(
       "memcpy_atoh",
-      [](py::handle dest, py::handle ary, py::handle index) {
+      [](const hint::host_buffer &dest, const hint::array &ary, const hint::size &index) {
         memcpy_atoh(dest, ary, index, nullptr);
       },
       py::arg("dest"), py::arg("ary"), py::arg("index"),
-      "Fills a writable contiguous host buffer from `ary` at byte offset `index`.");
+      "Fills a writable contiguous host buffer from a CUDA array." CUPLUG_DOC_PARAMS
+      "dest : collections.abc.Buffer\n    The destination; all its bytes are filled.\n"
+      "ary : Array\n    The source.\n"
+      "index : int\n    Byte offset into the array.\n");
   m.def(
       "memcpy_atoh_async",
-      [](py::handle dest, py::handle ary, py::handle index, py::handle stream) {
+      [](const hint::host_buffer &dest, const hint::array &ary, const hint::size &index,
+         const hint::stream &stream) {
         CUstream s = to_stream(stream);
         memcpy_atoh(dest, ary, index, &s);
       },
-      py::arg("dest"), py::arg("ary"), py::arg("index"), py::arg("stream") = py::none());
-  m.def("memcpy_dtoa", &memcpy_dtoa, py::arg("ary"), py::arg("index"), py::arg("src"),
-        py::arg("len"), "Copies `len` bytes of device memory into `ary` at byte `index`.");
-  m.def("memcpy_atod", &memcpy_atod, py::arg("dest"), py::arg("ary"), py::arg("index"),
-        py::arg("len"), "Copies `len` bytes of `ary` from byte `index` to device memory.");
-  m.def("memcpy_atoa", &memcpy_atoa, py::arg("dest"), py::arg("dest_index"), py::arg("src"),
-        py::arg("src_index"), py::arg("len"), "Copies `len` bytes between arrays.");
+      py::arg("dest"), py::arg("ary"), py::arg("index"), py::arg("stream") = py::none(),
+      "Fills a writable contiguous host buffer from a CUDA array, ordered on "
+      "`stream`." CUPLUG_DOC_PARAMS "dest : collections.abc.Buffer\n    The destination.\n"
+      "ary : Array\n    The source.\n"
+      "index : int\n    Byte offset into the array.\n" CUPLUG_DOC_STREAM_PARAM);
+  m.def(
+      "memcpy_dtoa",
+      [](const hint::array &ary, const hint::size &index, const hint::device_ptr &src,
+         const hint::size &len) { memcpy_dtoa(ary, index, src, len); },
+      py::arg("ary"), py::arg("index"), py::arg("src"), py::arg("len"),
+      "Copies device memory into a CUDA array." CUPLUG_DOC_PARAMS
+      "ary : Array\n    The destination.\n"
+      "index : int\n    Byte offset into the array.\n"
+      "src : DeviceAllocation | int\n    The source.\n"
+      "len : int\n    Bytes to copy.\n");
+  m.def(
+      "memcpy_atod",
+      [](const hint::device_ptr &dest, const hint::array &ary, const hint::size &index,
+         const hint::size &len) { memcpy_atod(dest, ary, index, len); },
+      py::arg("dest"), py::arg("ary"), py::arg("index"), py::arg("len"),
+      "Copies part of a CUDA array to device memory." CUPLUG_DOC_PARAMS
+      "dest : DeviceAllocation | int\n    The destination.\n"
+      "ary : Array\n    The source.\n"
+      "index : int\n    Byte offset into the array.\n"
+      "len : int\n    Bytes to copy.\n");
+  m.def(
+      "memcpy_atoa",
+      [](const hint::array &dest, const hint::size &dest_index, const hint::array &src,
+         const hint::size &src_index,
+         const hint::size &len) { memcpy_atoa(dest, dest_index, src, src_index, len); },
+      py::arg("dest"), py::arg("dest_index"), py::arg("src"), py::arg("src_index"), py::arg("len"),
+      "Copies between two CUDA arrays." CUPLUG_DOC_PARAMS "dest : Array\n    The destination.\n"
+      "dest_index : int\n    Byte offset into the destination.\n"
+      "src : Array\n    The source.\n"
+      "src_index : int\n    Byte offset into the source.\n"
+      "len : int\n    Bytes to copy.\n");
 }
 
 } // namespace cuplug::python

@@ -4,6 +4,7 @@
 #include "driver/context.hpp"
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 #include "support/host_buffer.hpp"
 
 #include <cstdint>
@@ -287,66 +288,136 @@ py::array register_host_memory(py::handle ary_obj, unsigned flags) {
   return result;
 }
 
+// What the allocating functions' docstrings share: the parameters and what they return.
+#define CUPLUG_DOC_SHAPE_PARAMS                                                                    \
+  "shape : int | tuple[int, ...]\n    The array's shape, in elements.\n"                           \
+  "dtype : numpy.typing.DTypeLike\n    Its element type.\n"                                        \
+  "order : str\n    'C' (row-major) or 'F' (column-major).\n"
+#define CUPLUG_DOC_LIKE_PARAMS                                                                     \
+  "array : numpy.ndarray\n    A C- or F-contiguous array whose shape, dtype and order the new "    \
+  "one takes.\n"
+
 // The _zeros, _empty_like and _zeros_like companions of an allocating `<prefix>_empty`, whose
-// last argument (`extra`: mem_flags or alignment, with its default) they pass on.
+// last argument (`extra`: mem_flags or alignment, with its default) they pass on; `what` says
+// where the memory is and `extra_doc` documents `extra`.
 template <class Extra, py::array (*Empty)(py::handle, py::handle, py::handle, Extra)>
-void def_companions(py::module_ &m, const std::string &prefix, const py::arg_v &extra) {
+void def_companions(py::module_ &m, const std::string &prefix, const py::arg_v &extra,
+                    const std::string &what, const std::string &extra_doc) {
+  static std::vector<std::string> docs; // pybind11 keeps the pointers
+  docs.push_back("A zero-filled ndarray in " + what +
+                 "." CUPLUG_DOC_PARAMS CUPLUG_DOC_SHAPE_PARAMS + extra_doc);
   m.def((prefix + "_zeros").c_str(),
-        [](py::handle s, py::handle d, py::handle o, Extra e) {
+        [](hint::shape s, hint::dtype d, hint::order o, Extra e) {
           return zero_filled(Empty(s, d, o, e));
         },
-        py::arg("shape"), py::arg("dtype"), py::arg("order") = "C", extra);
+        py::arg("shape"), py::arg("dtype"), py::arg("order") = "C", extra, docs.back().c_str());
+  docs.push_back(
+      "An uninitialised ndarray in " + what +
+      " with the shape, dtype and order of `array`." CUPLUG_DOC_PARAMS CUPLUG_DOC_LIKE_PARAMS +
+      extra_doc);
   m.def((prefix + "_empty_like").c_str(),
-        [](py::handle a, Extra e) {
+        [](const hint::array_like &a, Extra e) {
           like_args l = like(a);
           return Empty(l.shape, l.dtype, l.order, e);
         },
-        py::arg("array"), extra);
+        py::arg("array"), extra, docs.back().c_str());
+  docs.push_back(
+      "A zero-filled ndarray in " + what +
+      " with the shape, dtype and order of `array`." CUPLUG_DOC_PARAMS CUPLUG_DOC_LIKE_PARAMS +
+      extra_doc);
   m.def((prefix + "_zeros_like").c_str(),
-        [](py::handle a, Extra e) {
+        [](const hint::array_like &a, Extra e) {
           like_args l = like(a);
           return zero_filled(Empty(l.shape, l.dtype, l.order, e));
         },
-        py::arg("array"), extra);
+        py::arg("array"), extra, docs.back().c_str());
 }
 
 } // namespace
 
 void init_host_memory(py::module_ &m) {
   py::class_<host_pointer>(m, "HostPointer", "Base of objects that own host memory.")
-      .def("get_device_pointer", &host_pointer::get_device_pointer)
+      .def("get_device_pointer", &host_pointer::get_device_pointer,
+           "The memory's device address, an int (mapped memory only: host_alloc_flags.DEVICEMAP "
+           "or mem_host_register_flags.DEVICEMAP).")
       .def_property_readonly("size", &host_pointer::size, "Size in bytes.");
 
-  py::class_<pagelocked_host_allocation, host_pointer>(m, "PagelockedHostAllocation")
-      .def("free", &pagelocked_host_allocation::free)
-      .def("get_flags", &pagelocked_host_allocation::get_flags);
+  py::class_<pagelocked_host_allocation, host_pointer>(
+      m, "PagelockedHostAllocation",
+      "Page-locked host memory from cuMemHostAlloc: the .base of a pagelocked_empty() array.")
+      .def("free", &pagelocked_host_allocation::free,
+           "Releases the memory now; arrays over it must not be used after.")
+      .def("get_flags", &pagelocked_host_allocation::get_flags,
+           "The host_alloc_flags it was allocated with (cuMemHostGetFlags).");
   m.attr("HostAllocation") = m.attr("PagelockedHostAllocation");
 
-  py::class_<aligned_host_allocation, host_pointer>(m, "AlignedHostAllocation")
-      .def("free", &aligned_host_allocation::free);
+  py::class_<aligned_host_allocation, host_pointer>(
+      m, "AlignedHostAllocation",
+      "Ordinary host memory aligned to a boundary: the .base of an aligned_empty() array.")
+      .def("free", &aligned_host_allocation::free,
+           "Releases the memory now; arrays over it must not be used after.");
 
-  py::class_<registered_host_memory, host_pointer>(m, "RegisteredHostMemory")
-      .def("unregister", &registered_host_memory::unregister)
-      .def_property_readonly("base", &registered_host_memory::base, "The registered array.");
+  py::class_<registered_host_memory, host_pointer>(
+      m, "RegisteredHostMemory",
+      "An array's memory page-locked by register_host_memory() (cuMemHostRegister).")
+      .def("unregister", &registered_host_memory::unregister,
+           "Unlocks the memory now (cuMemHostUnregister).")
+      .def_property_readonly(
+          "base", [](const registered_host_memory &r) -> hint::array_like { return r.base(); },
+          "The registered array.");
 
   const py::arg shape("shape"), dtype("dtype");
   const py::arg_v order = py::arg("order") = "C";
+  const std::string mem_flags_doc = "mem_flags : int\n    host_alloc_flags, or-ed.\n";
+  const std::string alignment_doc = "alignment : int\n    The boundary, in bytes.\n";
+  const std::string managed_doc =
+      "mem_flags : int\n    A mem_attach_flags value (0 means GLOBAL).\n";
 
-  m.def("pagelocked_empty", &pagelocked_empty, shape, dtype, order, py::arg("mem_flags") = 0,
-        "An uninitialised ndarray in page-locked memory (cuMemHostAlloc); host_alloc_flags.");
-  def_companions<unsigned, &pagelocked_empty>(m, "pagelocked", py::arg("mem_flags") = 0);
+  m.def(
+      "pagelocked_empty",
+      [](hint::shape s, hint::dtype d, hint::order o, unsigned f) {
+        return pagelocked_empty(s, d, o, f);
+      },
+      shape, dtype, order, py::arg("mem_flags") = 0,
+      "An uninitialised ndarray in page-locked host memory (cuMemHostAlloc): copies from and "
+      "to it run at full speed and can be asynchronous." CUPLUG_DOC_PARAMS CUPLUG_DOC_SHAPE_PARAMS
+      "mem_flags : int\n    host_alloc_flags, or-ed.\n");
+  def_companions<unsigned, &pagelocked_empty>(m, "pagelocked", py::arg("mem_flags") = 0,
+                                              "page-locked host memory", mem_flags_doc);
 
-  m.def("aligned_empty", &aligned_empty, shape, dtype, order, py::arg("alignment") = 4096);
-  def_companions<std::size_t, &aligned_empty>(m, "aligned", py::arg("alignment") = 4096);
+  m.def(
+      "aligned_empty",
+      [](hint::shape s, hint::dtype d, hint::order o, std::size_t a) {
+        return aligned_empty(s, d, o, a);
+      },
+      shape, dtype, order, py::arg("alignment") = 4096,
+      "An uninitialised ndarray in ordinary host memory aligned to `alignment` bytes (for "
+      "register_host_memory)." CUPLUG_DOC_PARAMS CUPLUG_DOC_SHAPE_PARAMS
+      "alignment : int\n    The boundary, in bytes.\n");
+  def_companions<std::size_t, &aligned_empty>(m, "aligned", py::arg("alignment") = 4096,
+                                              "aligned host memory", alignment_doc);
 
-  m.def("managed_empty", &managed_empty, shape, dtype, order, py::arg("mem_flags") = 0,
-        "An uninitialised ndarray in managed memory; its .base is a ManagedAllocation. "
-        "mem_flags: mem_attach_flags (0 means GLOBAL).");
-  def_companions<unsigned, &managed_empty>(m, "managed", py::arg("mem_flags") = 0);
+  m.def(
+      "managed_empty",
+      [](hint::shape s, hint::dtype d, hint::order o, unsigned f) {
+        return managed_empty(s, d, o, f);
+      },
+      shape, dtype, order, py::arg("mem_flags") = 0,
+      "An uninitialised ndarray in managed memory; its .base is a "
+      "ManagedAllocation." CUPLUG_DOC_PARAMS CUPLUG_DOC_SHAPE_PARAMS
+      "mem_flags : int\n    A mem_attach_flags value (0 means GLOBAL).\n");
+  def_companions<unsigned, &managed_empty>(m, "managed", py::arg("mem_flags") = 0, "managed memory",
+                                           managed_doc);
 
-  m.def("register_host_memory", &register_host_memory, py::arg("ary"), py::arg("flags") = 0,
-        "Page-locks a contiguous array's memory (cuMemHostRegister) and returns a new view of it "
-        "whose .base is the RegisteredHostMemory; its .base is the original array.");
+  m.def(
+      "register_host_memory",
+      [](const hint::array_like &ary, unsigned flags) { return register_host_memory(ary, flags); },
+      py::arg("ary"), py::arg("flags") = 0,
+      "Page-locks a contiguous array's memory (cuMemHostRegister)." CUPLUG_DOC_PARAMS
+      "ary : numpy.ndarray\n    A C- or F-contiguous, non-empty array.\n"
+      "flags : int\n    mem_host_register_flags, or-ed.\n" CUPLUG_DOC_RETURNS
+      "numpy.ndarray\n    A new view of the memory whose .base is the RegisteredHostMemory "
+      "(its .base is the original array).\n");
 }
 
 } // namespace cuplug::python

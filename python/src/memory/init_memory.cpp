@@ -5,6 +5,7 @@
 #include "memory/context_allocators.hpp"
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 #include "support/host_buffer.hpp"
 
 #include <cuplug/backends.hpp>
@@ -263,10 +264,11 @@ void init_memory(py::module_ &m) {
   da.def("__int__", &device_allocation::ptr)
       .def("__index__", &device_allocation::ptr)
       .def_property_readonly("size", &device_allocation::size, "Size in bytes.")
-      .def_property_readonly("freed", &device_allocation::freed)
+      .def_property_readonly("freed", &device_allocation::freed,
+                             "Whether free() was called (the memory is gone).")
       .def_property_readonly(
           "backend",
-          [](const device_allocation &a) -> py::object {
+          [](const device_allocation &a) -> hint::str_or_none {
             if (a.get_allocator())
               return py::str(a.get_allocator()->backend_name());
             return py::none();
@@ -279,8 +281,9 @@ void init_memory(py::module_ &m) {
             return make_buffer(self, a.ptr(), a.size(), true, size, offset);
           },
           py::arg("size"), py::arg("offset") = 0,
-          "A writable memoryview of `size` bytes at the device address (useful for managed "
-          "memory only: host access to device memory faults).")
+          "A writable memoryview of the memory (useful for managed memory only: host access to "
+          "device memory faults)." CUPLUG_DOC_PARAMS "size : int\n    Bytes in the view.\n"
+          "offset : int\n    Bytes from the allocation's start to the view's.\n")
       .def("free", &device_allocation::free, "Releases the memory now; a second call raises.")
       .def("__repr__", [](const device_allocation &a) {
         if (a.freed())
@@ -290,32 +293,45 @@ void init_memory(py::module_ &m) {
 
   py::class_<managed_allocation, device_allocation, std::shared_ptr<managed_allocation>>(
       m, "ManagedAllocation", "Managed (unified) memory from cuMemAllocManaged.")
-      .def("get_device_pointer", &managed_allocation::ptr)
+      .def("get_device_pointer", &managed_allocation::ptr,
+           "The device address, an int (the same address works on the host).")
       .def(
           "attach",
-          [](managed_allocation &a, unsigned flags, py::object stream) {
+          [](managed_allocation &a, unsigned flags, hint::stream stream) {
             a.attach(flags, to_stream(stream));
           },
-          py::arg("mem_flags"), py::arg("stream") = py::none());
+          py::arg("mem_flags"), py::arg("stream") = py::none(),
+          "Changes which streams may access the memory (cuStreamAttachMemAsync)." CUPLUG_DOC_PARAMS
+          "mem_flags : int\n    A mem_attach_flags value: GLOBAL, HOST or SINGLE.\n"
+          "stream : Stream | None\n    The stream the attachment is ordered on, and the one "
+          "stream that may access the memory with SINGLE.\n");
 
   m.def(
       "mem_alloc",
-      [](py::handle bytes, py::handle stream) {
+      [](hint::size bytes, hint::stream stream) {
         return allocate_device(to_size(bytes, "mem_alloc: bytes"), stream);
       },
       py::arg("bytes"), py::arg("stream") = py::none(),
-      "Allocates device memory from the selected allocator backend, ordered on `stream`.");
+      "Allocates device memory from the selected allocator backend." CUPLUG_DOC_PARAMS
+      "bytes : int\n    Size, in bytes.\n"
+      "stream : Stream | None\n    The stream the allocation is ordered on (stream-ordered "
+      "allocators); None: the legacy default stream.\n" CUPLUG_DOC_RETURNS
+      "DeviceAllocation\n    The memory, freed when dropped or by its free().\n");
 
   m.def(
       "mem_alloc_managed",
-      [](py::handle bytes, unsigned flags) {
+      [](hint::size bytes, unsigned flags) {
         return managed_allocation::allocate(to_size(bytes, "mem_alloc_managed: bytes"), flags);
       },
-      py::arg("bytes"), py::arg("mem_flags") = 0);
+      py::arg("bytes"), py::arg("mem_flags") = 0,
+      "Allocates managed (unified) memory, reachable from the host and every device "
+      "(cuMemAllocManaged)." CUPLUG_DOC_PARAMS "bytes : int\n    Size, in bytes.\n"
+      "mem_flags : int\n    A mem_attach_flags value (0 means GLOBAL).\n" CUPLUG_DOC_RETURNS
+      "ManagedAllocation\n    The memory.\n");
 
   m.def(
       "mem_alloc_pitch",
-      [](py::handle width, py::handle height, unsigned access_size) {
+      [](hint::size width, hint::size height, unsigned access_size) {
         context_ptr ctx = context::current_or_throw();
         CUdeviceptr ptr = 0;
         std::size_t pitch = 0;
@@ -326,47 +342,73 @@ void init_memory(py::module_ &m) {
         return py::make_tuple(alloc, pitch);
       },
       py::arg("width"), py::arg("height"), py::arg("access_size"),
-      "(DeviceAllocation, pitch) from cuMemAllocPitch; access_size is 4, 8 or 16.");
+      "Allocates pitched device memory for a 2D array (cuMemAllocPitch)." CUPLUG_DOC_PARAMS
+      "width : int\n    Bytes per row.\n"
+      "height : int\n    Rows.\n"
+      "access_size : int\n    Bytes of the elements the kernels read: 4, 8 or "
+      "16.\n" CUPLUG_DOC_RETURNS
+      "tuple[DeviceAllocation, int]\n    The memory and its pitch (bytes "
+      "from one row's start to the next's).\n");
 
-  m.def("mem_get_info", [] {
-    std::size_t free_bytes = 0, total = 0;
-    CUPLUG_CALL(cuMemGetInfo, &free_bytes, &total);
-    return py::make_tuple(free_bytes, total);
-  });
+  m.def(
+      "mem_get_info",
+      [] {
+        std::size_t free_bytes = 0, total = 0;
+        CUPLUG_CALL(cuMemGetInfo, &free_bytes, &total);
+        return py::make_tuple(free_bytes, total);
+      },
+      "The current context's device memory (cuMemGetInfo)." CUPLUG_DOC_RETURNS
+      "tuple[int, int]\n    (free, total), in bytes.\n");
 
   m.def(
       "mem_get_address_range",
-      [](py::handle ptr) {
+      [](hint::device_ptr ptr) {
         CUdeviceptr base = 0;
         std::size_t size = 0;
         CUPLUG_CALL(cuMemGetAddressRange, &base, &size, to_devptr(ptr));
         return py::make_tuple(base, size);
       },
-      py::arg("ptr"));
+      py::arg("ptr"),
+      "The allocation an address lies in (cuMemGetAddressRange)." CUPLUG_DOC_PARAMS
+      "ptr : DeviceAllocation | int\n    A device address.\n" CUPLUG_DOC_RETURNS
+      "tuple[int, int]\n    (base address, size in bytes) of the allocation.\n");
 
   m.def(
       "mem_get_ipc_handle",
-      [](py::handle ptr) {
+      [](hint::device_ptr ptr) -> hint::bytearray {
         CUipcMemHandle h;
         CUPLUG_CALL(cuIpcGetMemHandle, &h, to_devptr(ptr));
         return py::reinterpret_steal<py::object>(
             PyByteArray_FromStringAndSize(reinterpret_cast<const char *>(&h), sizeof h));
       },
-      py::arg("devptr"));
+      py::arg("devptr"),
+      "A handle another process can open with IPCMemoryHandle "
+      "(cuIpcGetMemHandle)." CUPLUG_DOC_PARAMS
+      "devptr : DeviceAllocation | int\n    The start of an allocation made "
+      "by cuMemAlloc (mem_alloc with the device allocator).\n" CUPLUG_DOC_RETURNS
+      "bytearray\n    The 64-byte handle.\n");
 
-  py::class_<ipc_mem_handle>(m, "IPCMemoryHandle")
+  py::class_<ipc_mem_handle>(m, "IPCMemoryHandle",
+                             "Another process's device memory, opened in the current context "
+                             "from its mem_get_ipc_handle() (cuIpcOpenMemHandle); int() is its "
+                             "address here.")
       .def(py::init<py::buffer, unsigned>(), py::arg("handle"),
-           py::arg("flags") = static_cast<unsigned>(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS))
+           py::arg("flags") = static_cast<unsigned>(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+           "Opens the memory." CUPLUG_DOC_PARAMS
+           "handle : collections.abc.Buffer\n    The 64 bytes mem_get_ipc_handle() gave in the "
+           "other process.\n"
+           "flags : int\n    ipc_mem_flags (default LAZY_ENABLE_PEER_ACCESS).\n")
       .def("__int__", &ipc_mem_handle::ptr)
       .def("__index__", &ipc_mem_handle::ptr)
-      .def("close", &ipc_mem_handle::close);
+      .def("close", &ipc_mem_handle::close, "Closes the mapping now (cuIpcCloseMemHandle).");
 
   py::class_<pointer_holder_base, pointer_holder_trampoline>(
       m, "PointerHolderBase",
       "Base for Python objects that own device memory: override get_pointer() and call "
       "super().__init__().")
       .def(py::init<>())
-      .def("get_pointer", &pointer_holder_base::get_pointer)
+      .def("get_pointer", &pointer_holder_base::get_pointer,
+           "The device address, an int: subclasses override this.")
       .def("__int__", &pointer_holder_base::get_pointer)
       .def("__index__", &pointer_holder_base::get_pointer)
       .def(
@@ -375,7 +417,10 @@ void init_memory(py::module_ &m) {
             CUdeviceptr base = self.cast<pointer_holder_base &>().get_pointer();
             return make_buffer(self, base, 0, false, size, offset);
           },
-          py::arg("size"), py::arg("offset") = 0);
+          py::arg("size"), py::arg("offset") = 0,
+          "A writable memoryview of the memory (host access works for managed memory "
+          "only)." CUPLUG_DOC_PARAMS "size : int\n    Bytes in the view.\n"
+          "offset : int\n    Bytes from get_pointer() to the view's start.\n");
 }
 
 } // namespace cuplug::python

@@ -6,6 +6,7 @@
 #include "driver/context.hpp"
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 #include "support/host_buffer.hpp"
 
 #include <cuplug/allocator.hpp>
@@ -355,8 +356,9 @@ PyObject *pooled_free(PyObject *self, PyObject *) noexcept {
 PyMethodDef allocate_def = {
     "allocate", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&pool_allocate)),
     METH_FASTCALL | METH_KEYWORDS,
-    "allocate($self, /, size, stream=None)\n--\n\nA PooledDeviceAllocation of `size` bytes, for "
-    "work on `stream`."};
+    "allocate($self, /, size, stream=None)\n--\n\nA block of the pool." CUPLUG_DOC_PARAMS
+    "size : int\n    Bytes.\n" CUPLUG_DOC_STREAM_PARAM CUPLUG_DOC_RETURNS
+    "PooledDeviceAllocation\n    The block; freeing or dropping it gives it back to the pool.\n"};
 PyMethodDef call_def = {
     "__call__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&pool_allocate)),
     METH_FASTCALL | METH_KEYWORDS,
@@ -372,9 +374,12 @@ void add_method(py::handle cls, PyMethodDef &def) {
 }
 
 template <class Class, class Holder> void expose_memory_pool(py::class_<Class, Holder> &c) {
-  c.def_property_readonly("held_blocks", [](const Class &p) { return p.counters().held_blocks; })
-      .def_property_readonly("active_blocks",
-                             [](const Class &p) { return p.counters().active_blocks; })
+  c.def_property_readonly(
+       "held_blocks", [](const Class &p) { return p.counters().held_blocks; },
+       "Blocks held for reuse (freed by their users, not given back upstream).")
+      .def_property_readonly(
+          "active_blocks", [](const Class &p) { return p.counters().active_blocks; },
+          "Blocks in use.")
       .def_property_readonly(
           "managed_bytes", [](const Class &p) { return p.counters().managed_bytes; },
           "Bytes taken from the upstream: held + active blocks.")
@@ -386,34 +391,45 @@ template <class Class, class Holder> void expose_memory_pool(py::class_<Class, H
           "Bytes of the blocks held for reuse.")
       .def_static(
           "bin_number",
-          [](py::handle size) { return pool::bin_number(to_size(size, "bin_number: size")); },
-          py::arg("size"))
-      .def_static("alloc_size", &pool::alloc_size, py::arg("bin"))
+          [](hint::size size) { return pool::bin_number(to_size(size, "bin_number: size")); },
+          py::arg("size"),
+          "The size class a request falls in." CUPLUG_DOC_PARAMS
+          "size : int\n    A request, in bytes.\n" CUPLUG_DOC_RETURNS "int\n    Its bin.\n")
+      .def_static("alloc_size", &pool::alloc_size, py::arg("bin"),
+                  "The block size of a size class." CUPLUG_DOC_PARAMS
+                  "bin : int\n    A bin number (from bin_number).\n" CUPLUG_DOC_RETURNS
+                  "int\n    Bytes of each block in that bin.\n")
       .def("free_held", &Class::free_held,
            "Gives every held block back to the upstream; returns the bytes released.")
       .def("stop_holding", &Class::stop_holding,
            "Frees what is held; from now on freed blocks go straight back.")
       .def("set_trace", &Class::set_trace, py::arg("flag"),
-           "Prints a '[pool] ...' line for each event while on (nested like PyCUDA's).")
-      .def("stats", [](const Class &p) {
-        const allocator_stats s = p.pool()->stats();
-        py::dict d;
-        d["bytes_in_use"] = s.bytes_in_use;
-        d["peak_bytes"] = s.peak_bytes;
-        d["bytes_held"] = s.bytes_held;
-        d["allocations"] = s.allocations;
-        d["deallocations"] = s.deallocations;
-        d["failures"] = s.failures;
-        return d;
-      });
+           "Prints a '[pool] ...' line for each event while on (nested like "
+           "PyCUDA's)." CUPLUG_DOC_PARAMS "flag : bool\n    True turns tracing on, False off.\n")
+      .def(
+          "stats",
+          [](const Class &p) {
+            const allocator_stats s = p.pool()->stats();
+            py::dict d;
+            d["bytes_in_use"] = s.bytes_in_use;
+            d["peak_bytes"] = s.peak_bytes;
+            d["bytes_held"] = s.bytes_held;
+            d["allocations"] = s.allocations;
+            d["deallocations"] = s.deallocations;
+            d["failures"] = s.failures;
+            return d;
+          },
+          "The pool backend's statistics." CUPLUG_DOC_RETURNS
+          "dict[str, int]\n    bytes_in_use, peak_bytes and bytes_held (bytes); allocations, "
+          "deallocations and failures (counts).\n");
 }
 
 } // namespace
 
 void init_pools(py::module_ &m) {
   m.def(
-      "bitlog2", [](py::handle n) { return pool::bitlog2(to_size(n, "bitlog2: n")); }, py::arg("n"),
-      "floor(log2(n)); 0 for n = 0.");
+      "bitlog2", [](hint::size n) { return pool::bitlog2(to_size(n, "bitlog2: n")); }, py::arg("n"),
+      "floor(log2(n)); 0 for n = 0." CUPLUG_DOC_PARAMS "n : int\n    A non-negative integer.\n");
 
   py::class_<pooled_device_allocation, device_allocation, std::shared_ptr<pooled_device_allocation>>
       pda(m, "PooledDeviceAllocation",
@@ -439,8 +455,14 @@ void init_pools(py::module_ &m) {
       "'device'). `backend`: the pool backend that does the pooling (default 'pool'; any "
       "allocator plugin that takes an upstream and keeps pool statistics). Pass pool.allocate "
       "as an allocator= argument.");
-  dmp.def(py::init<py::handle, py::handle>(), py::arg("upstream") = py::none(),
-          py::arg("backend") = py::none());
+  dmp.def(py::init([](const hint::upstream &upstream, const hint::str_or_none &backend) {
+            return std::make_shared<device_memory_pool>(upstream, backend);
+          }),
+          py::arg("upstream") = py::none(), py::arg("backend") = py::none(),
+          "A pool in the current context." CUPLUG_DOC_PARAMS
+          "upstream : str | Allocator | None\n    The allocator backend it draws from, by name "
+          "or object; None: 'device'.\n"
+          "backend : str | None\n    The pool backend; None: 'pool'.\n");
   add_method(dmp, allocate_def);
   add_method(dmp, call_def);
   device_memory_pool_type = reinterpret_cast<PyTypeObject *>(dmp.ptr());
@@ -448,7 +470,7 @@ void init_pools(py::module_ &m) {
 
   py::class_<page_locked_allocator, std::shared_ptr<page_locked_allocator>>(
       m, "PageLockedAllocator", "cuMemHostAlloc with `flags` (host_alloc_flags), for pools.")
-      .def(py::init([](py::handle flags) {
+      .def(py::init([](hint::size flags) {
              // host_alloc_flags members and plain ints alike
              const long long value = py::int_(py::reinterpret_borrow<py::object>(flags));
              if (value < 0 || value > 0xffffffffLL)
@@ -458,30 +480,42 @@ void init_pools(py::module_ &m) {
              return std::make_shared<page_locked_allocator>(
                  pool::host_alloc_flags(value, "PageLockedAllocator: flags"));
            }),
-           py::arg("flags") = 0)
-      .def_property_readonly("flags", &page_locked_allocator::flags);
+           py::arg("flags") = 0,
+           "An allocator." CUPLUG_DOC_PARAMS "flags : int\n    host_alloc_flags, or-ed.\n")
+      .def_property_readonly("flags", &page_locked_allocator::flags,
+                             "The host_alloc_flags it allocates with.");
 
   py::class_<pooled_host_allocation, std::shared_ptr<pooled_host_allocation>>(
       m, "PooledHostAllocation", "The base of an array from a PageLockedMemoryPool.")
       .def("free", &pooled_host_allocation::free,
            "Gives the block back to the pool now (the array must not be used after).")
-      .def("__len__", &pooled_host_allocation::size);
+      .def("__len__", &pooled_host_allocation::size, "The requested size in bytes.");
 
   py::class_<page_locked_memory_pool, std::shared_ptr<page_locked_memory_pool>> plmp(
       m, "PageLockedMemoryPool",
       "A caching pool of page-locked host memory (PyCUDA's); allocate() returns ndarrays. "
       "`backend`: the pool backend, as for DeviceMemoryPool.");
-  plmp.def(py::init([](py::handle alloc, py::handle backend) {
+  plmp.def(py::init([](const hint::host_allocator &alloc, const hint::str_or_none &backend) {
              if (alloc.is_none())
                return std::make_shared<page_locked_memory_pool>(page_locked_allocator(0), backend);
              return std::make_shared<page_locked_memory_pool>(
                  alloc.cast<const page_locked_allocator &>(), backend);
            }),
-           py::arg("allocator") = py::none(), py::arg("backend") = py::none())
-      .def("allocate", &page_locked_memory_pool::allocate, py::arg("shape"), py::arg("dtype"),
-           py::arg("order") = "C",
-           "An uninitialised ndarray in pooled page-locked memory; .base is a "
-           "PooledHostAllocation.");
+           py::arg("allocator") = py::none(), py::arg("backend") = py::none(),
+           "A pool." CUPLUG_DOC_PARAMS
+           "allocator : PageLockedAllocator | None\n    Where blocks come from; None: "
+           "PageLockedAllocator(0).\n"
+           "backend : str | None\n    The pool backend; None: 'pool'.\n")
+      .def(
+          "allocate",
+          [](page_locked_memory_pool &pool, const hint::shape &shape, const hint::dtype &dtype,
+             const hint::order &order) { return pool.allocate(shape, dtype, order); },
+          py::arg("shape"), py::arg("dtype"), py::arg("order") = "C",
+          "An uninitialised ndarray in pooled page-locked memory; .base is a "
+          "PooledHostAllocation." CUPLUG_DOC_PARAMS
+          "shape : int | tuple[int, ...]\n    The array's shape, in elements.\n"
+          "dtype : numpy.typing.DTypeLike\n    Its element type.\n"
+          "order : str\n    'C' (row-major) or 'F' (column-major).\n");
   expose_memory_pool(plmp);
 }
 

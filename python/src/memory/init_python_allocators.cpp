@@ -3,6 +3,7 @@
 #include "bindings.hpp"
 #include "driver/context.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 
 #include <cuplug/allocator.hpp>
 #include <cuplug/backends.hpp>
@@ -336,22 +337,27 @@ void init_python_allocators(py::module_ &m) {
       "'pinned_host' or 'host'); optionally free_held(), trim(keep_bytes) and bytes_held(). "
       "`stream` is the CUstream handle as an int (0: the default stream). Register it with "
       "cuplug.memory.register_allocator(name, cls) to select it like any backend.")
-      .def(py::init<>())
+      .def(py::init<>(), "The base of a Python-defined allocator backend.")
       .def(
           "allocate",
-          [](allocator &a, py::handle nbytes, py::handle stream) {
+          [](allocator &a, const hint::size &nbytes, const hint::stream_public &stream) {
             return a.allocate(to_size(nbytes, "allocate: nbytes"), to_stream(stream));
           },
           py::arg("nbytes"), py::arg("stream") = py::none(),
-          "A block of `nbytes` for work on `stream` (0 for 0 bytes), as an int address.")
+          "Allocates a block for work on `stream`." CUPLUG_DOC_PARAMS
+          "nbytes : int\n    Size, in bytes.\n" CUPLUG_DOC_STREAM_PARAM CUPLUG_DOC_RETURNS
+          "int\n    The block's address (0 for 0 bytes).\n")
       .def(
           "deallocate",
-          [](allocator &a, py::handle ptr, py::handle nbytes, py::handle stream) {
+          [](allocator &a, const hint::size &ptr, const hint::size &nbytes,
+             const hint::stream_public &stream) {
             a.deallocate(to_size(ptr, "deallocate: ptr"), to_size(nbytes, "deallocate: nbytes"),
                          to_stream(stream));
           },
           py::arg("ptr"), py::arg("nbytes"), py::arg("stream") = py::none(),
-          "Gives back a block from allocate() with the same nbytes, after `stream`'s work.")
+          "Gives back a block from allocate(), once `stream`'s work before now is "
+          "done." CUPLUG_DOC_PARAMS "ptr : int\n    The block's address.\n"
+          "nbytes : int\n    Its size as allocated, in bytes.\n" CUPLUG_DOC_STREAM_PARAM)
       .def_property_readonly(
           "kind", [](const allocator &a) { return std::string(to_string(a.kind())); },
           "'device', 'managed', 'pinned_host' or 'host'.")
@@ -359,12 +365,14 @@ void init_python_allocators(py::module_ &m) {
                              "The backend name it was created under.")
       .def("stats", &stats_dict,
            "{bytes_in_use, peak_bytes, bytes_held, allocations, deallocations, failures}.")
-      .def_property_readonly("can_free_held", &allocator::can_free_held)
+      .def_property_readonly("can_free_held", &allocator::can_free_held,
+                             "Whether free_held() and trim() can give cached memory back.")
       .def("free_held", &allocator::free_held,
            "Gives cached memory back; returns the bytes released. NotSupportedError for "
            "allocators that hold nothing.")
       .def("trim", &allocator::trim, py::arg("keep_bytes") = 0,
-           "Gives cached memory back until at most keep_bytes are held.")
+           "Gives cached memory back until at most keep_bytes are held." CUPLUG_DOC_PARAMS
+           "keep_bytes : int\n    Bytes it may keep holding.\n")
       .def("__repr__", [](const allocator &a) {
         return "<cuplug allocator '" + a.backend_name() + "' (" + to_string(a.kind()) + ")>";
       });

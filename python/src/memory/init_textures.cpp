@@ -7,6 +7,7 @@
 #include "memory/memory.hpp"
 #include "memory/sampler.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 
 #include <cstring>
 #include <string>
@@ -212,7 +213,8 @@ template <class T> void bind_common(py::class_<T> &cls) {
       .def("__int__", [](const T &s) { return s.handle(); })
       .def("__index__", [](const T &s) { return s.handle(); })
       .def_property_readonly(
-          "source", [](const T &s) { return s.source(); }, "What it reads (kept alive by it).")
+          "source", [](const T &s) -> hint::texture_source { return s.source(); },
+          "What it reads (kept alive by it).")
       .def(
           "destroy", [](T &s) { s.destroy(); }, "Destroys it now (a second call does nothing).")
       .def("__enter__", [](py::object self) { return self; })
@@ -230,9 +232,10 @@ void init_textures(py::module_ &m) {
       "argument. read_mode 'element_type' reads integer texels as integers, 'normalized_float' "
       "as floats in [0, 1] ([-1, 1] when signed).");
   texture.def(
-      py::init([](py::handle source, py::object address_mode, py::object filter_mode,
-                  bool normalized_coords, std::string read_mode, bool srgb, py::object border_color,
-                  unsigned max_anisotropy, unsigned flags, py::kwargs layout) {
+      py::init([](const hint::texture_source &source, hint::address_modes address_mode,
+                  hint::filter_mode filter_mode, bool normalized_coords, std::string read_mode,
+                  bool srgb, hint::border_color border_color, unsigned max_anisotropy,
+                  unsigned flags, py::kwargs layout) {
         texture_options o{std::move(address_mode),
                           std::move(filter_mode),
                           std::move(border_color),
@@ -248,14 +251,31 @@ void init_textures(py::module_ &m) {
       py::arg_v("filter_mode", CU_TR_FILTER_MODE_POINT, "filter_mode.POINT"),
       py::arg("normalized_coords") = false, py::arg("read_mode") = "element_type",
       py::arg("srgb") = false, py::arg("border_color") = py::none(), py::arg("max_anisotropy") = 0,
-      py::arg("flags") = 0);
+      py::arg("flags") = 0,
+      "A texture object." CUPLUG_DOC_PARAMS
+      "source : Array | GPUArray | DeviceAllocation | int\n    What it reads.\n"
+      "address_mode : address_mode | tuple[address_mode, ...]\n    Out-of-range handling, one "
+      "for all dimensions or one per dimension.\n"
+      "filter_mode : filter_mode\n    POINT or LINEAR.\n"
+      "normalized_coords : bool\n    Coordinates in [0, 1) rather than texels.\n"
+      "read_mode : str\n    'element_type' or 'normalized_float'.\n"
+      "srgb : bool\n    sRGB-to-linear conversion on reads.\n"
+      "border_color : tuple[float, float, float, float] | None\n    The BORDER address mode's "
+      "color.\n"
+      "max_anisotropy : int\n    Anisotropic filtering's limit (0: off).\n"
+      "flags : int\n    TRSF_* flags, or-ed.\n"
+      "**layout\n    For device memory: format, num_channels and size_in_bytes (1D), or width, "
+      "height (elements) and pitch (bytes) for 2D.\n");
   bind_common(texture);
 
   py::class_<surface_object> surface(
       m, "SurfaceObject",
       "A surface object (cuSurfObjectCreate) over an Array made with array3d_flags.SURFACE_LDST; "
       "pass it to kernels as a cudaSurfaceObject_t argument (surf2Dwrite, surf2Dread, ...).");
-  surface.def(py::init([](py::handle source) { return make_surface(source); }), py::arg("array"));
+  surface.def(py::init([](const hint::array &source) { return make_surface(source); }),
+              py::arg("array"),
+              "A surface object." CUPLUG_DOC_PARAMS
+              "array : Array\n    An array made with array3d_flags.SURFACE_LDST.\n");
   bind_common(surface);
 }
 

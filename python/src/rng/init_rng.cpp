@@ -2,6 +2,7 @@
 // name or from the selection; cuplug.random and cuplug.curandom sit on them.
 #include "bindings.hpp"
 #include "support/convert.hpp"
+#include "support/hints.hpp"
 
 #include <cuplug/backends.hpp>
 #include <cuplug/config.hpp>
@@ -79,14 +80,19 @@ void init_rng(py::module_ &m) {
       .def_property_readonly("name", &plugin_object::backend_name,
                              "The backend name it was created under.")
       .def(
-          "seed", [](rng &g, py::handle seed) { g.seed(to_u64(seed, "seed")); }, py::arg("seed"),
-          "Sets the seed (an int in [0, 2**64)) and restarts at offset 0.")
+          "seed", [](rng &g, const hint::size &seed) { g.seed(to_u64(seed, "seed")); },
+          py::arg("seed"),
+          "Sets the seed and restarts at offset 0." CUPLUG_DOC_PARAMS
+          "seed : int\n    The seed, in [0, 2**64).\n")
       .def_property(
           "offset", &rng::offset,
-          [](rng &g, py::handle offset) { g.set_offset(to_u64(offset, "offset")); },
+          py::cpp_function(
+              [](rng &g, const hint::size &offset) { g.set_offset(to_u64(offset, "offset")); },
+              py::is_method(sub.attr("Rng")), py::arg("value")),
           "Where the next generate() starts; NotSupportedError on setting it for a generator "
           "that cannot skip (see seekable).")
-      .def_property_readonly("seekable", &rng::seekable)
+      .def_property_readonly("seekable", &rng::seekable,
+                             "Whether offset can be set (the generator can skip ahead).")
       .def(
           "supports",
           [](const rng &g, const std::string &distribution, const std::string &dtype) {
@@ -94,11 +100,14 @@ void init_rng(py::module_ &m) {
                               parse(dtype, dtypes, "dtype"));
           },
           py::arg("distribution"), py::arg("dtype"),
-          "Whether generate() provides `distribution` values of `dtype`.")
+          "Whether generate() provides `distribution` values of `dtype`." CUPLUG_DOC_PARAMS
+          "distribution : str\n    One of DISTRIBUTIONS.\n"
+          "dtype : str\n    One of DTYPES.\n")
       .def(
           "generate",
-          [](rng &g, const std::string &distribution, const std::string &dtype, py::handle out,
-             py::handle count, double mean, double stddev, double lam, py::handle stream) {
+          [](rng &g, const std::string &distribution, const std::string &dtype,
+             const hint::device_ptr_public &out, const hint::size &count, double mean,
+             double stddev, double lam, const hint::stream_public &stream) {
             const rng_distribution d = parse(distribution, distributions, "distribution");
             const rng_dtype t = parse(dtype, dtypes, "dtype");
             const device_ptr ptr = to_devptr(out);
@@ -114,18 +123,26 @@ void init_rng(py::module_ &m) {
           py::arg("distribution"), py::arg("dtype"), py::arg("out"), py::arg("count"),
           py::arg("mean") = 0.0, py::arg("stddev") = 1.0, py::arg("lam") = 1.0,
           py::arg("stream") = py::none(),
-          "Fills `count` values at `out` (device memory; host memory for a backend created with "
-          "memory=host) on `stream`, ordered on it. Normal and lognormal take an even count.")
+          "Fills memory with random values, ordered on `stream`." CUPLUG_DOC_PARAMS
+          "distribution : str\n    One of DISTRIBUTIONS.\n"
+          "dtype : str\n    One of DTYPES: the values' type.\n"
+          "out : DeviceAllocation | int\n    Where the values go: device memory (host memory "
+          "for a backend created with memory=host).\n"
+          "count : int\n    How many values (elements; even for normal and lognormal).\n"
+          "mean, stddev : float\n    Normal and lognormal parameters.\n"
+          "lam : float\n    The Poisson mean.\n" CUPLUG_DOC_STREAM_PARAM)
       .def(
           "table_size",
           [](const rng &g, const std::string &table) {
             return g.table_size(parse(table, tables, "table"));
           },
-          py::arg("table"), "Entries of a published table (0 when there is none).")
+          py::arg("table"),
+          "Entries of a published table (0 when there is none)." CUPLUG_DOC_PARAMS
+          "table : str\n    One of TABLES.\n")
       .def(
           "copy_table",
-          [](const rng &g, const std::string &table, py::handle first, py::handle count,
-             py::buffer out) {
+          [](const rng &g, const std::string &table, const hint::size &first,
+             const hint::size &count, py::buffer out) {
             const rng_table t = parse(table, tables, "table");
             const std::size_t f = to_size(first, "copy_table: first");
             const std::size_t n = to_size(count, "copy_table: count");
@@ -138,8 +155,12 @@ void init_rng(py::module_ &m) {
             g.copy_table(t, f, n, info.ptr);
           },
           py::arg("table"), py::arg("first"), py::arg("count"), py::arg("out"),
-          "Copies entries [first, first + count) of a published table into `out` (a writable "
-          "buffer).")
+          "Copies entries [first, first + count) of a published table into `out`." CUPLUG_DOC_PARAMS
+          "table : str\n    One of TABLES.\n"
+          "first : int\n    The first entry.\n"
+          "count : int\n    Entries to copy.\n"
+          "out : collections.abc.Buffer\n    A writable host buffer of at least count entries' "
+          "bytes.\n")
       .def_property_readonly("library_version", &rng::library_version,
                              "The version number of the library behind it (cuRAND's "
                              "curandGetVersion), 0 when there is none.")
@@ -156,14 +177,17 @@ void init_rng(py::module_ &m) {
         return registry::instance().create<rng>(plugin_kind::rng, name, merged);
       },
       py::arg("name"), py::arg("options") = std::map<std::string, std::string>{},
-      "A new generator of backend `name`: its configured options overlaid with `options`.");
+      "A new generator of an rng backend." CUPLUG_DOC_PARAMS "name : str\n    The backend.\n"
+      "options : dict[str, str]\n    Options overlaid on its configured ones.\n");
   sub.def(
       "backend",
       [](const std::string &name) {
         py::gil_scoped_release nogil;
         return std::static_pointer_cast<rng>(cuplug::backend(plugin_kind::rng, name));
       },
-      py::arg("name"), "The shared generator of backend `name` (what selecting it would use).");
+      py::arg("name"),
+      "The shared generator of an rng backend (what selecting it would use)." CUPLUG_DOC_PARAMS
+      "name : str\n    The backend.\n");
   sub.def(
       "current",
       [] {

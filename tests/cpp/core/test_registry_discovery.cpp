@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(the_plugin_path_comes_first_in_order_then_the_package) {
 }
 
 BOOST_AUTO_TEST_CASE(the_package_folder_is_next_to_the_core_library) {
-  // The build tree puts libcuplug_core.so and plugins/ in one package folder.
+  // The build tree puts libcuplug_core.so in the package's lib/ folder, plugins/ beside it.
   BOOST_TEST(fs::path(detail::package_plugin_dir()) == fs::path(CUPLUG_TEST_PACKAGE_PLUGIN_DIR));
   BOOST_TEST(registry::package_plugin_dir() == detail::package_plugin_dir());
 }
