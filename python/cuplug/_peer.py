@@ -100,7 +100,21 @@ def _contexts(dest_context, src_context):
 def memcpy_peer(dest, src, size, dest_context=None, src_context=None):
     """Copies `size` bytes from `src` (memory of `src_context`) to `dest` (of `dest_context`); a
     context left as None is the current one. Peer access between the two is enabled on first use
-    where the GPUs have it; where they do not, the driver stages the copy through the host."""
+    where the GPUs have it; where they do not, the driver stages the copy through the host.
+
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        Destination device address, in `dest_context`.
+    src : DeviceAllocation | int
+        Source device address, in `src_context`.
+    size : int
+        Bytes to copy.
+    dest_context : Context | None
+        The destination's context; None: the current one.
+    src_context : Context | None
+        The source's context; None: the current one.
+    """
     dc, sc = _contexts(dest_context, src_context)
     if dc is not None and sc is not None:
         peer_access(dc, sc)
@@ -108,7 +122,23 @@ def memcpy_peer(dest, src, size, dest_context=None, src_context=None):
 
 
 def memcpy_peer_async(dest, src, size, dest_context=None, src_context=None, stream=None):
-    """memcpy_peer ordered on `stream`."""
+    """memcpy_peer ordered on `stream` (returns before the copy is done).
+
+    Parameters
+    ----------
+    dest : DeviceAllocation | int
+        Destination device address, in `dest_context`.
+    src : DeviceAllocation | int
+        Source device address, in `src_context`.
+    size : int
+        Bytes to copy.
+    dest_context : Context | None
+        The destination's context; None: the current one.
+    src_context : Context | None
+        The source's context; None: the current one.
+    stream : Stream | None
+        The stream the copy is ordered on; None: the legacy default stream.
+    """
     dc, sc = _contexts(dest_context, src_context)
     if dc is not None and sc is not None:
         peer_access(dc, sc)

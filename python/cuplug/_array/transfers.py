@@ -168,7 +168,21 @@ class TransferMixin:
 
     def copy_to(self, device, stream=None):
         """A copy of this array on `device` (a Device, an ordinal or a Context): peer copy where
-        the GPUs reach each other, through the host otherwise; a plain copy on the same one."""
+        the GPUs reach each other, through the host otherwise; a plain copy on the same one.
+
+        Parameters
+        ----------
+        device : Device | int | Context
+            Where the copy lives: a Device or ordinal means the current context when it is on
+            that device, else the device's primary context.
+        stream : Stream | None
+            The stream the copy is ordered on; None: the legacy default stream.
+
+        Returns
+        -------
+        GPUArray
+            The copy, dense, on `device`.
+        """
         return copy_to_context(self, _peer.as_context(device), stream)
 
     def copy(self, stream=None):
@@ -225,7 +239,22 @@ def copy_to_context(ary, dest, stream=None):
 def to_device(ary, device, stream=None):
     """A GPUArray on `device` (a Device, an ordinal or a Context) holding a copy of `ary`, a
     GPUArray on any device or a host array. A device ordinal or Device means the current context
-    if it is on that device, else the device's primary context."""
+    if it is on that device, else the device's primary context.
+
+    Parameters
+    ----------
+    ary : GPUArray | numpy.typing.ArrayLike
+        What to copy: an array of any device, or host data.
+    device : Device | int | Context
+        Where the copy lives.
+    stream : Stream | None
+        The stream the copy is ordered on; None: the legacy default stream.
+
+    Returns
+    -------
+    GPUArray
+        The copy on `device`.
+    """
     from .core import GPUArray
 
     dest = _peer.as_context(device)
