@@ -11,6 +11,8 @@
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 
+#include "raw_bench.hpp"
+
 #include <cuda.h>
 
 #include <unistd.h>
@@ -34,14 +36,7 @@ constexpr std::size_t frame_bytes = std::size_t(W) * H * 4;
 using register_buffer_fn = CUresult (*)(CUgraphicsResource *, GLuint, unsigned);
 register_buffer_fn cuGraphicsGLRegisterBuffer = nullptr;
 
-void check(CUresult r, const char *what) {
-  if (r == CUDA_SUCCESS)
-    return;
-  const char *name = "?";
-  cuGetErrorName(r, &name);
-  std::fprintf(stderr, "%s: %s failed: %s\n", program, what, name);
-  std::exit(1);
-}
+void check(CUresult r, const char *what) { raw_bench::check(program, r, what); }
 
 void fail(const char *what) {
   std::fprintf(stderr, "%s: %s (EGL error 0x%x, GL error 0x%x)\n", program, what, eglGetError(),
@@ -332,17 +327,13 @@ int main(int argc, char **argv) {
     return 2;
   }
   open_gl();
-  check(cuInit(0), "cuInit");
+  cuda_side cu{};
+  cu.device = raw_bench::use_primary_context(program);
   void *entry = nullptr;
   check(cuGetProcAddress("cuGraphicsGLRegisterBuffer", &entry, CUDA_VERSION,
                          CU_GET_PROC_ADDRESS_DEFAULT, nullptr),
         "cuGetProcAddress(cuGraphicsGLRegisterBuffer)");
   cuGraphicsGLRegisterBuffer = reinterpret_cast<register_buffer_fn>(entry);
-  cuda_side cu{};
-  check(cuDeviceGet(&cu.device, 0), "cuDeviceGet");
-  CUcontext ctx;
-  check(cuDevicePrimaryCtxRetain(&ctx, cu.device), "cuDevicePrimaryCtxRetain");
-  check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
   check(cuStreamCreate(&cu.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   map_unmap_sweep(cu);
 
