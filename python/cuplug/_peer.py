@@ -84,17 +84,17 @@ def _forget(handles) -> None:
             del _peer_state[key]
 
 
-def _contexts(dest_context, src_context):
-    """Both contexts (None: the current one), or (None, None) when one is not a Context: the
-    copy itself then raises the TypeError that names it."""
+def _reach(dest_context, src_context) -> None:
+    """Enables peer access between the copy's two contexts (None: the current one) once, where
+    the GPUs have it. Arguments that are not Contexts are left to the copy, whose TypeError
+    names them."""
     current = None
     if dest_context is None or src_context is None:
         current = _core.Context.get_current()
     dc = current if dest_context is None else dest_context
     sc = current if src_context is None else src_context
-    if not (isinstance(dc, _core.Context) and isinstance(sc, _core.Context)):
-        return None, None
-    return dc, sc
+    if isinstance(dc, _core.Context) and isinstance(sc, _core.Context):
+        peer_access(dc, sc)
 
 
 def memcpy_peer(dest, src, size, dest_context=None, src_context=None):
@@ -115,9 +115,7 @@ def memcpy_peer(dest, src, size, dest_context=None, src_context=None):
     src_context : Context | None
         The source's context; None: the current one.
     """
-    dc, sc = _contexts(dest_context, src_context)
-    if dc is not None and sc is not None:
-        peer_access(dc, sc)
+    _reach(dest_context, src_context)
     _core.memcpy_peer(dest, src, size, dest_context, src_context)
 
 
@@ -139,7 +137,5 @@ def memcpy_peer_async(dest, src, size, dest_context=None, src_context=None, stre
     stream : Stream | None
         The stream the copy is ordered on; None: the legacy default stream.
     """
-    dc, sc = _contexts(dest_context, src_context)
-    if dc is not None and sc is not None:
-        peer_access(dc, sc)
+    _reach(dest_context, src_context)
     _core.memcpy_peer_async(dest, src, size, dest_context, src_context, stream)
