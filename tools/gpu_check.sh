@@ -109,6 +109,11 @@ run_watched() {
   return 124
 }
 
+# "= 3 failed, 1964 passed, 169 skipped, 4 warnings in 98.1s =" -> "3 failed 1964 passed ..."
+outcome() {
+  grep -E '^[=]* ?[0-9]+ (passed|failed|error|skipped|deselected)' "$1" | tail -1 |
+    sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g'
+}
 python=$(python3 -c 'import sys; print(sys.executable)')
 export PYTHONPATH="$build/python" CUPLUG_BUILD_DIR="$build" PYTHONUNBUFFERED=1
 # Wheels brought in the ignored folder .whl/ (PyOpenGL for PyCUDA's GL example, say: the GPU
@@ -183,11 +188,6 @@ if "$python" -c 'import pytest_timeout' 2>/dev/null; then
   timeouts=(--timeout 120)
 fi
 pytest_args=(-rfE --tb=short -p no:cacheprovider -p no:benchmark "${timeouts[@]}")
-# "= 3 failed, 1964 passed, 169 skipped, 4 warnings in 98.1s =" -> "3 failed 1964 passed ..."
-outcome() {
-  grep -E '^[=]* ?[0-9]+ (passed|failed|error|skipped|deselected)' "$1" | tail -1 |
-    sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g'
-}
 WATCH_LOG=$out/pytest.log WATCH_DONE='^=+ .*[0-9]+ (passed|failed).* in [0-9.]+s' \
   run_watched "$(budget 240 "$after_pytest")" "$out/pytest-stacks.log" "$python" -m pytest tests/python \
   --durations=15 -o faulthandler_timeout=100 "${pytest_args[@]}" "${parallel[@]}" \
@@ -255,13 +255,13 @@ for tool in racecheck synccheck; do
     "$python" -m pytest tests/python/test_interop_streams_gpu.py -q -p no:cacheprovider \
     -p no:benchmark >"$out/$tool.log" 2>&1
   rc=$?
-  ran=$(grep -E '[0-9]+ (passed|skipped)' "$out/$tool.log" | tail -1 | grep -oE '[0-9]+ (passed|skipped)' | tr '\n' ' ')
+  ran=$(outcome "$out/$tool.log")
   if [ $rc -eq 86 ]; then
     fail "$tool FAILED (hazards: $tool.log)"
   elif [ $rc -ne 0 ]; then
     fail "$tool FAILED (exit $rc; $tool.log)"
   else
-    note "$tool ok (${ran% })"
+    note "$tool ok (${ran:-no result})"
   fi
 done
 fi # tests
@@ -273,10 +273,6 @@ if [ "$part" = multigpu ] && [ "${gpus:-0}" -lt 2 ]; then
 fi
 if [ "$part" != bench ] && [ "${gpus:-0}" -gt 1 ]; then
   pytest_args=(-rfEs --tb=short -p no:cacheprovider -p no:benchmark) # skip reasons too
-  outcome() {
-    grep -E '^[=]* ?[0-9]+ (passed|failed|error|skipped|deselected)' "$1" | tail -1 |
-      sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g'
-  }
   run_watched "$(budget 150 "$after_sanitizer")" "$out/pytest-multigpu-stacks.log" "$python" -m \
     pytest tests/python/test_multidevice.py tests/python/test_examples.py \
     -k "multidevice or multigpu" "${pytest_args[@]}" >"$out/pytest-multigpu.log" 2>&1
