@@ -105,6 +105,8 @@ optional = {
     # The version the tree was formatted with: another one may format differently.
     "ruff": ("ruff==0.17.6", "tools/check_style.sh"),
     "hypothesis": ("hypothesis>=6", "the parsers' property tests (test_fuzz_parsers.py)"),
+    # mpi4py and an MPI to run it with (MPICH's wheel brings mpiexec and libmpi).
+    "mpi4py": ("mpi4py>=4 mpich", "the MPI example's test (test_multidevice.py)"),
 }
 if sys.version_info < (3, 11):
     wanted["tomli"] = "tomli>=1.1"
@@ -154,7 +156,7 @@ def pip_install(requirements):
 if missing and not pip_install(missing):
     sys.exit(f"ensure_deps: could not install {' '.join(missing)} with pip")
 for mod, (req, purpose) in optional.items():
-    if importlib.util.find_spec(mod) is None and not pip_install([req]):
+    if importlib.util.find_spec(mod) is None and not pip_install(req.split()):
         print(f"ensure_deps: warning: could not install {req}: {purpose} will not run")
 PY
 echo "$python" >&3

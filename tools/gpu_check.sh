@@ -122,6 +122,19 @@ if ls "$root"/.whl/*.whl >/dev/null 2>&1; then
   "$python" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$build/site" \
     "$root"/.whl/*.whl >"$out/wheels.log" 2>&1 && PYTHONPATH="$PYTHONPATH:$build/site"
 fi
+# An MPI for the multi-GPU MPI example, from the ignored folder .mpi/ (mpi4py and MPICH's wheels;
+# docs/multigpu.md): installed under one prefix, mpiexec put on PATH and libmpi on the library
+# path (mpi4py dlopens it), the Python package found wherever this Python's scheme put it.
+if ls "$root"/.mpi/*.whl >/dev/null 2>&1; then
+  if "$python" -m pip install -q --no-index --no-deps --no-compile --upgrade --prefix "$build/mpi" \
+    "$root"/.mpi/*.whl >"$out/mpi_wheels.log" 2>&1; then
+    mpi_pkg=$(find "$build/mpi" -type d -name mpi4py -path '*-packages/*' | head -1)
+    mpi_lib=$(find "$build/mpi" -name 'libmpi.so*' | head -1)
+    PYTHONPATH="$PYTHONPATH:${mpi_pkg%/mpi4py}"
+    PATH="$build/mpi/bin:$PATH"
+    export LD_LIBRARY_PATH="${mpi_lib%/*}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+fi
 # Real driver and devices: never the fake one, and no stale choices from the environment:
 # CUPLUG_<KIND> for every kind of the kinds table ("  X(kind, ..." lines).
 kind_vars=$(sed -n 's/^  X(\([a-z_]*\),.*/CUPLUG_\U\1/p' core/include/cuplug/plugin_kinds.hpp)

