@@ -210,6 +210,20 @@ minimum = _binary("minimum", "Elementwise minimum (NaN-propagating, as numpy.min
 maximum = _binary("maximum", "Elementwise maximum (NaN-propagating, as numpy.maximum).")
 
 
+def _logical(name, operands, out, allocator, stream):
+    """A logical ufunc; with ``allocator`` (and no ``out``) the bool result is allocated by it."""
+    if allocator is not None and out is None:
+        from .creation import empty
+
+        try:
+            shape = np.broadcast_shapes(*(getattr(x, "shape", ()) for x in operands))
+        except ValueError:
+            shape = None  # the operation itself names the shapes that do not broadcast
+        if shape is not None:
+            out = empty(shape, np.bool_, allocator=allocator)
+    return _apply(name, operands, out, stream)
+
+
 def logical_and(x1, x2, /, out=None, *, allocator=None, stream=None):
     """Elementwise truth of x1 and x2 (bool result).
 
@@ -229,7 +243,7 @@ def logical_and(x1, x2, /, out=None, *, allocator=None, stream=None):
     GPUArray
         The result (``out`` when given).
     """
-    return _apply("logical_and", (x1, x2), out, stream)
+    return _logical("logical_and", (x1, x2), out, allocator, stream)
 
 
 def logical_or(x1, x2, /, out=None, *, allocator=None, stream=None):
@@ -251,7 +265,7 @@ def logical_or(x1, x2, /, out=None, *, allocator=None, stream=None):
     GPUArray
         The result (``out`` when given).
     """
-    return _apply("logical_or", (x1, x2), out, stream)
+    return _logical("logical_or", (x1, x2), out, allocator, stream)
 
 
 def logical_xor(x1, x2, /, out=None, *, allocator=None, stream=None):
@@ -273,7 +287,7 @@ def logical_xor(x1, x2, /, out=None, *, allocator=None, stream=None):
     GPUArray
         The result (``out`` when given).
     """
-    return _apply("logical_xor", (x1, x2), out, stream)
+    return _logical("logical_xor", (x1, x2), out, allocator, stream)
 
 
 def logical_not(x, /, out=None, *, allocator=None, stream=None):
@@ -295,7 +309,7 @@ def logical_not(x, /, out=None, *, allocator=None, stream=None):
     GPUArray
         The result (``out`` when given).
     """
-    return _apply("logical_not", (x,), out, stream)
+    return _logical("logical_not", (x,), out, allocator, stream)
 
 
 def where(criterion, then_, else_, out=None, stream=None):

@@ -322,6 +322,28 @@ def test_allocators(env):
     assert gpuarray.empty_like(x).allocator is alloc
 
 
+def test_logical_functions_allocate_their_result_with_the_allocator_given(env):
+    gpuarray, _ = env
+    calls = []
+
+    def alloc(nbytes):
+        calls.append(nbytes)
+        return drv.mem_alloc(nbytes)
+
+    x = gpuarray.zeros((2, 5), np.float32)
+    for r in (
+        gpuarray.logical_and(x, 1.0, allocator=alloc),
+        gpuarray.logical_or(x, x[0], allocator=alloc),
+        gpuarray.logical_xor(0, x, allocator=alloc),
+        gpuarray.logical_not(x, allocator=alloc),
+    ):
+        assert r.allocator is alloc and r.shape == (2, 5) and r.dtype == np.bool_
+    assert calls == [10, 10, 10, 10]
+    with pytest.raises(ValueError, match=r"\(2, 5\) float32 and \(3,\) float32"):
+        gpuarray.logical_and(x, gpuarray.zeros((3,), np.float32), allocator=alloc)
+    assert len(calls) == 4
+
+
 def test_zero_size_operations_launch_nothing(env):
     gpuarray, fake = env
     e = gpuarray.zeros((0, 3), np.float32)
