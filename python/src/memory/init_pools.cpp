@@ -407,18 +407,7 @@ template <class Class, class Holder> void expose_memory_pool(py::class_<Class, H
            "Prints a '[pool] ...' line for each event while on (nested like "
            "PyCUDA's)." CUPLUG_DOC_PARAMS "flag : bool\n    True turns tracing on, False off.\n")
       .def(
-          "stats",
-          [](const Class &p) {
-            const allocator_stats s = p.pool()->stats();
-            py::dict d;
-            d["bytes_in_use"] = s.bytes_in_use;
-            d["peak_bytes"] = s.peak_bytes;
-            d["bytes_held"] = s.bytes_held;
-            d["allocations"] = s.allocations;
-            d["deallocations"] = s.deallocations;
-            d["failures"] = s.failures;
-            return d;
-          },
+          "stats", [](const Class &p) { return stats_dict(*p.pool()); },
           "The pool backend's statistics." CUPLUG_DOC_RETURNS
           "dict[str, int]\n    bytes_in_use, peak_bytes and bytes_held (bytes); allocations, "
           "deallocations and failures (counts).\n");

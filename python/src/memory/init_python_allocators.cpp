@@ -2,6 +2,7 @@
 // allocators written in Python, registered by name as real backends.
 #include "bindings.hpp"
 #include "driver/context.hpp"
+#include "memory/memory.hpp"
 #include "support/convert.hpp"
 #include "support/hints.hpp"
 
@@ -265,18 +266,6 @@ py::object to_python(const plugin_ptr<allocator> &a) {
   return py::cast(a);
 }
 
-py::dict stats_dict(const allocator &a) {
-  const allocator_stats s = a.stats();
-  py::dict d;
-  d["bytes_in_use"] = s.bytes_in_use;
-  d["peak_bytes"] = s.peak_bytes;
-  d["bytes_held"] = s.bytes_held;
-  d["allocations"] = s.allocations;
-  d["deallocations"] = s.deallocations;
-  d["failures"] = s.failures;
-  return d;
-}
-
 void register_allocator(const std::string &name, py::object cls, const std::string &description) {
   py::object base = py::module_::import("cuplug._core").attr("allocators").attr("Allocator");
   if (!PyType_Check(cls.ptr()) || !PyObject_IsSubclass(cls.ptr(), base.ptr()) || cls.is(base))
@@ -417,6 +406,18 @@ void init_python_allocators(py::module_ &m) {
         return to_python(a);
       },
       "The allocator every cuplug allocation uses now (the selected backend).");
+}
+
+py::dict stats_dict(const allocator &a) {
+  const allocator_stats s = a.stats();
+  py::dict d;
+  d["bytes_in_use"] = s.bytes_in_use;
+  d["peak_bytes"] = s.peak_bytes;
+  d["bytes_held"] = s.bytes_held;
+  d["allocations"] = s.allocations;
+  d["deallocations"] = s.deallocations;
+  d["failures"] = s.failures;
+  return d;
 }
 
 } // namespace cuplug::python

@@ -85,4 +85,8 @@ device_allocation_ptr allocate_device(std::size_t bytes, py::handle stream = py:
 // (or subclass), nullptr otherwise. No Python call; never throws.
 device_allocation *as_device_allocation(py::handle obj) noexcept;
 
+// An allocator backend's statistics as Python sees them: a dict of bytes_in_use, peak_bytes and
+// bytes_held (bytes), allocations, deallocations and failures (counts).
+py::dict stats_dict(const allocator &a);
+
 } // namespace cuplug::python
