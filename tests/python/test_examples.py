@@ -45,17 +45,20 @@ def cases():
             yield pytest.param(path, mode, id=f"{name}[{mode}]", marks=marks)
 
 
-def run(path, **env):
-    full = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("CUPLUG_") or k in ("CUPLUG_BUILD_DIR", "CUPLUG_CACHE_DIR")
-    }
+def example_env(keep=(), **env):
+    """This process's environment less its CUPLUG_ variables (but the build, the cache and those
+    in ``keep``), with ``env`` on top: what an example runs with."""
+    kept = ("CUPLUG_BUILD_DIR", "CUPLUG_CACHE_DIR", *keep)
+    full = {k: v for k, v in os.environ.items() if not k.startswith("CUPLUG_") or k in kept}
     full.update(env)
+    return full
+
+
+def run(path, **env):
     return subprocess.run(
         [sys.executable, path],
         cwd=os.path.dirname(path),
-        env=full,
+        env=example_env(**env),
         capture_output=True,
         text=True,
         timeout=300,

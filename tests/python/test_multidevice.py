@@ -466,15 +466,14 @@ def test_mpi_example_all_reduces_over_one_rank_per_gpu(two, tmp_path):
     import subprocess
     import sys
 
-    from test_examples import EXAMPLES
+    from test_examples import EXAMPLES, example_env
 
     path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     mpiexec = shutil.which("mpiexec", path=path)
     if mpiexec is None or importlib.util.find_spec("mpi4py") is None:
         pytest.skip("needs an MPI (mpiexec) and mpi4py (docs/multigpu.md says how)")
-    kept = ("CUPLUG_BUILD_DIR", "CUPLUG_CACHE_DIR", "CUPLUG_CUDA_DRIVER")  # the fake, if in use
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUPLUG_") or k in kept}
-    env.update(
+    env = example_env(
+        ("CUPLUG_CUDA_DRIVER",),  # the fake driver, when the session uses it
         HOME=str(tmp_path),
         CUPLUG_CACHE_DIR=str(tmp_path / "cache"),
         OMPI_ALLOW_RUN_AS_ROOT="1",  # Open MPI's mpiexec refuses root without these
