@@ -36,6 +36,9 @@ __all__ = ["BLOCK", "Arg", "generate", "split"]
 #: Threads per block of both stages.
 BLOCK = 256
 
+#: Elements a thread maps before combining them (their loads in flight together).
+UNROLL = 4
+
 _TREE = """\
 __device__ __forceinline__ acc_type cuplug_block_reduce(acc_type v)
 {{
@@ -71,32 +74,27 @@ def _param(a):
     return f"{ct} *{a.name}" if a.vector else f"{ct} {a.name}"
 
 
-def _loop(map_expr, first, stop, unroll):
+def _loop(map_expr, first, stop):
     """The loop of one thread over elements ``first, first + BLOCK, ... < stop``, combined into
-    ``cuplug_acc`` in that order. Whole groups of ``unroll`` elements are mapped first and combined
+    ``cuplug_acc`` in that order. Whole groups of ``UNROLL`` elements are mapped first and combined
     after, so their loads are all in flight at once (a plain ``#pragma unroll`` loop keeps a
     branch, and so a wait, after each element: measured in the SASS of sm_90); the rest, one at a
     time. The order of the combination, and so every bit of a float result, is the same."""
-    rest = (
-        f"  for (unsigned long long i = cuplug_i; i < {stop}; i += {BLOCK})\n"
-        f"    cuplug_acc = cuplug_reduce(cuplug_acc, (acc_type)({map_expr}));"
-    )
-    if unroll <= 1:
-        return f"  unsigned long long cuplug_i = {first};\n" + rest
     values = ", ".join(
-        f"cuplug_v{k} = cuplug_map(cuplug_i{f' + {k * BLOCK}' if k else ''})" for k in range(unroll)
+        f"cuplug_v{k} = cuplug_map(cuplug_i{f' + {k * BLOCK}' if k else ''})" for k in range(UNROLL)
     )
     combine = "\n".join(
-        f"    cuplug_acc = cuplug_reduce(cuplug_acc, cuplug_v{k});" for k in range(unroll)
+        f"    cuplug_acc = cuplug_reduce(cuplug_acc, cuplug_v{k});" for k in range(UNROLL)
     )
     return f"""\
   const auto cuplug_map = [&](const unsigned long long i) {{ return (acc_type)({map_expr}); }};
   unsigned long long cuplug_i = {first};
-  for (; cuplug_i + {(unroll - 1) * BLOCK} < {stop}; cuplug_i += {unroll * BLOCK}) {{
+  for (; cuplug_i + {(UNROLL - 1) * BLOCK} < {stop}; cuplug_i += {UNROLL * BLOCK}) {{
     const acc_type {values};
 {combine}
   }}
-{rest}"""
+  for (; cuplug_i < {stop}; cuplug_i += {BLOCK})
+    cuplug_acc = cuplug_reduce(cuplug_acc, cuplug_map(cuplug_i));"""
 
 
 def generate(
@@ -108,7 +106,6 @@ def generate(
     name="reduce_kernel",
     preamble="",
     acc_dtype=None,
-    unroll=4,
 ):
     """The module source (str) of a reduction: kernels ``<name>_stage1`` and ``<name>_stage2``.
 
@@ -141,7 +138,7 @@ extern "C" __global__ void __launch_bounds__({BLOCK}) {name}_stage1(
   const unsigned long long cuplug_stop =
       cuplug_chunk < n - cuplug_start ? cuplug_start + cuplug_chunk : n;
   acc_type cuplug_acc = ({neutral});
-{_loop(map_expr, "cuplug_start + threadIdx.x", "cuplug_stop", unroll)}
+{_loop(map_expr, "cuplug_start + threadIdx.x", "cuplug_stop")}
   cuplug_acc = cuplug_block_reduce(cuplug_acc);
   if (threadIdx.x == 0)
     cuplug_out[blockIdx.x] = cuplug_acc;
@@ -151,7 +148,7 @@ extern "C" __global__ void __launch_bounds__({BLOCK}) {name}_final(
     out_type *cuplug_out{sep}{params}, const unsigned long long n)
 {{
   acc_type cuplug_acc = ({neutral});
-{_loop(map_expr, "threadIdx.x", "n", unroll)}
+{_loop(map_expr, "threadIdx.x", "n")}
   cuplug_acc = cuplug_block_reduce(cuplug_acc);
   if (threadIdx.x == 0)
     cuplug_out[0] = (out_type)cuplug_acc;
