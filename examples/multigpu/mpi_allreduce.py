@@ -20,17 +20,17 @@ import sys
 import numpy as np
 
 
-def cuda_aware(MPI):
-    """Whether this MPI says it handles device memory (Open MPI's extension; others: assume so
-    only when CUPLUG_MPI_CUDA_AWARE=1)."""
+def cuda_aware():
+    """Whether this MPI says it handles device memory (mpi4py 4's Query_cuda_support, which asks
+    the library's MPIX extension); without that question, only when CUPLUG_MPI_CUDA_AWARE=1: a
+    device pointer given to an MPI that cannot read it crashes the process."""
     if os.environ.get("CUPLUG_MPI_CUDA_AWARE") == "1":
         return True
     try:
-        from mpi4py.MPI import Query_cuda_support  # mpi4py >= 4 with Open MPI's extension
-
-        return bool(Query_cuda_support())
+        from mpi4py.MPI import Query_cuda_support
     except ImportError:
-        return "CUDA" in MPI.Get_library_version().upper()
+        return False
+    return bool(Query_cuda_support())
 
 
 def main():
@@ -52,7 +52,7 @@ def main():
         return 0
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
-    on_device = cuda_aware(MPI)
+    on_device = cuda_aware()
     if not on_device:
         library = MPI.Get_library_version().strip().splitlines()[0]
         if os.environ.get("CUPLUG_MPI_REQUIRE_CUDA") == "1":
