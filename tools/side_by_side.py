@@ -1,0 +1,109 @@
+"""Runs one external test suite, unmodified, on real PyCUDA and on cuplug through its alias.
+
+Usage: python tools/side_by_side.py OUTDIR NAME REAL_SITE DEPS TEST_PATH... [-- PYTEST_ARGS...]
+
+NAME labels the run (its logs are OUTDIR/NAME-pycuda.log, NAME-cuplug.log, NAME-diff.txt);
+REAL_SITE is a folder holding real PyCUDA (first on PYTHONPATH, for the PyCUDA run only), DEPS a
+folder of what the suite needs besides (pytools, ...: on PYTHONPATH in both runs); TEST_PATHs are
+the suite's test files. The cuplug run has no real PyCUDA on its path: `pytest -p
+cuplug.compat.pycuda` makes every `import pycuda...` cuplug's, in pytest-xdist's workers too. Both
+runs use the same pytest options. Prints one line:
+
+  NAME: PyCUDA 315 passed 4 skipped; cuplug 310 passed 5 failed 4 skipped; 5 pass only on PyCUDA,
+  0 only on cuplug
+
+and writes the tests that pass on PyCUDA but not on cuplug (and the other way round) to
+NAME-diff.txt. Exits 1 when a test passes on PyCUDA but not on cuplug, or a run gave no result.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import pathlib
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+
+def outcomes(junit: pathlib.Path) -> dict[str, str]:
+    """test id -> passed / failed / error / skipped, from a pytest JUnit XML file."""
+    result = {}
+    try:
+        root = ET.parse(junit).getroot()
+    except (OSError, ET.ParseError):
+        return result
+    for case in root.iter("testcase"):
+        name = f"{case.get('classname', '')}::{case.get('name', '')}"
+        state = "passed"
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                state = {"failure": "failed"}.get(child.tag, child.tag)
+                break
+        result[name] = state
+    return result
+
+
+def counts(result: dict[str, str]) -> str:
+    if not result:
+        return "no result"
+    c = collections.Counter(result.values())
+    return " ".join(f"{c[k]} {k}" for k in ("passed", "failed", "error", "skipped") if c[k])
+
+
+def run(out: pathlib.Path, label: str, env: dict, tests: list[str], extra: list[str]) -> dict:
+    junit = out / f"{label}.xml"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *tests,
+        f"--junitxml={junit}",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-rfE",
+        "--tb=short",
+        *extra,
+    ]
+    with open(out / f"{label}.log", "w") as log:
+        log.write(" ".join(cmd) + "\n")
+        log.flush()
+        subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+    return outcomes(junit)
+
+
+def main(argv: list[str]) -> int:
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1 :]
+    else:
+        extra = []
+    if len(argv) < 5:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    out, name, real_site, deps, tests = pathlib.Path(argv[0]), argv[1], argv[2], argv[3], argv[4:]
+    out.mkdir(parents=True, exist_ok=True)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CUPLUG_PYCUDA")}
+    path = base.get("PYTHONPATH", "")
+    real_env = dict(base, PYTHONPATH=os.pathsep.join(p for p in (real_site, deps, path) if p))
+    # Real PyCUDA must not be importable here: only the alias answers `import pycuda`.
+    cuplug_env = dict(base, PYTHONPATH=os.pathsep.join(p for p in (path, deps) if p))
+    real = run(out, f"{name}-pycuda", real_env, tests, extra)
+    ours = run(out, f"{name}-cuplug", cuplug_env, tests, [*extra, "-p", "cuplug.compat.pycuda"])
+    only_real = sorted(t for t, s in real.items() if s == "passed" and ours.get(t) != "passed")
+    only_ours = sorted(t for t, s in ours.items() if s == "passed" and real.get(t) != "passed")
+    with open(out / f"{name}-diff.txt", "w") as f:
+        f.write(f"pass on real PyCUDA, not on cuplug ({len(only_real)}):\n")
+        f.writelines(f"  {t}: cuplug {ours.get(t, 'not run')}\n" for t in only_real)
+        f.write(f"pass on cuplug, not on real PyCUDA ({len(only_ours)}):\n")
+        f.writelines(f"  {t}: PyCUDA {real.get(t, 'not run')}\n" for t in only_ours)
+    print(
+        f"{name}: PyCUDA {counts(real)}; cuplug {counts(ours)}; "
+        f"{len(only_real)} pass only on PyCUDA, {len(only_ours)} only on cuplug"
+    )
+    return 1 if only_real or not real or not ours else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
