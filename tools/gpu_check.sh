@@ -6,7 +6,7 @@
 # with several GPUs the multi-device tests and bench_multigpu, in a summary field of their own).
 # Logs go to OUTDIR; the last line printed is one summary line. Exit non-zero on any failure.
 # Fits in 10 minutes: every step runs under its own time limit.
-# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench|multigpu|compat]
+# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench|multigpu|compat|libs]
 # All of it fills most of the 10 minutes one device command may take; `tests` (build, ctest,
 # pytest, sanitizer) and then `bench` (build, benchmarks), as two commands on the same machine
 # (the second finds the build done), give every step room. A pass is both parts passing.
@@ -14,15 +14,15 @@
 # with two GPUs or more; docs/multigpu.md).
 set -u
 part=${2:-all}
-if [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|bench|multigpu|compat)$ ]]; then
-  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench|multigpu|compat]" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|bench|multigpu|compat|libs)$ ]]; then
+  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench|multigpu|compat|libs]" >&2
   exit 2
 fi
 # Seconds the steps after pytest / after the sanitizer keep for themselves.
 case $part in
   all) after_pytest=230 after_sanitizer=100 ;;
   tests) after_pytest=130 after_sanitizer=0 ;;
-  bench | multigpu | compat) after_pytest=0 after_sanitizer=0 ;;
+  bench | multigpu | compat | libs) after_pytest=0 after_sanitizer=0 ;;
 esac
 mkdir -p "$1" || exit 2
 out=$(cd "$1" && pwd)
@@ -170,13 +170,20 @@ fi
 note "build ok"
 
 # --- compat: external suites, unmodified, on real PyCUDA and on cuplug side by side -----------
-if [ "$part" = compat ]; then
+if [ "$part" = compat ] || [ "$part" = libs ]; then
   site=$build/realpycuda
   if ! timeout "$(budget 240 200)" bash tools/real_pycuda.sh "$site" "$jobs" >"$out/real_pycuda.log" 2>&1; then
     fail "real PyCUDA build FAILED (real_pycuda.log: $(tail -1 "$out/real_pycuda.log" | cut -c1-120))"
     finish
   fi
   note "$(tail -1 "$out/real_pycuda.log")"
+  if [ "$part" = libs ]; then
+    lines=$(timeout "$(budget 560 0)" bash tools/third_party_suites.sh "$out" "$site" 75)
+    while IFS= read -r line; do
+      case $line in *"; 0 pass only on PyCUDA"*) note "$line" ;; *) fail "$line" ;; esac
+    done <<<"$lines"
+    finish
+  fi
   xargs_=(-p no:benchmark)
   "$python" -c 'import xdist' 2>/dev/null && xargs_+=(-n 8 --dist worksteal)
   "$python" -c 'import pytest_timeout' 2>/dev/null && xargs_+=(--timeout 300)

@@ -21,9 +21,12 @@ from __future__ import annotations
 import collections
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+
+SHORT = " (cut short at the time limit)"
 
 
 def outcomes(junit: pathlib.Path) -> dict[str, str]:
@@ -51,8 +54,15 @@ def counts(result: dict[str, str]) -> str:
     return " ".join(f"{c[k]} {k}" for k in ("passed", "failed", "error", "skipped") if c[k])
 
 
-def run(out: pathlib.Path, label: str, env: dict, tests: list[str], extra: list[str]) -> dict:
+def run(
+    out: pathlib.Path, label: str, env: dict, tests: list[str], extra: list[str]
+) -> tuple[dict, bool]:
+    """Runs pytest: (outcomes, whether it was cut short). Past SIDE_BY_SIDE_LIMIT seconds
+    (environment) it gets SIGINT, which still writes the JUnit file of the tests that ran, and
+    30 s later SIGKILL."""
     junit = out / f"{label}.xml"
+    limit = float(env.get("SIDE_BY_SIDE_LIMIT", "0")) or None
+    cut = False
     cmd = [
         sys.executable,
         "-m",
@@ -69,8 +79,20 @@ def run(out: pathlib.Path, label: str, env: dict, tests: list[str], extra: list[
     with open(out / f"{label}.log", "w") as log:
         log.write(" ".join(cmd) + "\n")
         log.flush()
-        subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
-    return outcomes(junit)
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            proc.wait(limit)
+        except subprocess.TimeoutExpired:
+            cut = True
+            log.write(f"\n*** side_by_side.py: past {limit:.0f} s, interrupted\n")
+            log.flush()
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    return outcomes(junit), cut
 
 
 def main(argv: list[str]) -> int:
@@ -89,17 +111,26 @@ def main(argv: list[str]) -> int:
     real_env = dict(base, PYTHONPATH=os.pathsep.join(p for p in (real_site, deps, path) if p))
     # Real PyCUDA must not be importable here: only the alias answers `import pycuda`.
     cuplug_env = dict(base, PYTHONPATH=os.pathsep.join(p for p in (path, deps) if p))
-    real = run(out, f"{name}-pycuda", real_env, tests, extra)
-    ours = run(out, f"{name}-cuplug", cuplug_env, tests, [*extra, "-p", "cuplug.compat.pycuda"])
-    only_real = sorted(t for t, s in real.items() if s == "passed" and ours.get(t) != "passed")
-    only_ours = sorted(t for t, s in ours.items() if s == "passed" and real.get(t) != "passed")
+    real, real_cut = run(out, f"{name}-pycuda", real_env, tests, extra)
+    ours, ours_cut = run(
+        out, f"{name}-cuplug", cuplug_env, tests, [*extra, "-p", "cuplug.compat.pycuda"]
+    )
+    # A run cut short: only the tests both ran are compared.
+    both = set(real) & set(ours) if real_cut or ours_cut else set(real) | set(ours)
+    only_real = sorted(
+        t for t, s in real.items() if s == "passed" and ours.get(t) != "passed" and t in both
+    )
+    only_ours = sorted(
+        t for t, s in ours.items() if s == "passed" and real.get(t) != "passed" and t in both
+    )
     with open(out / f"{name}-diff.txt", "w") as f:
         f.write(f"pass on real PyCUDA, not on cuplug ({len(only_real)}):\n")
         f.writelines(f"  {t}: cuplug {ours.get(t, 'not run')}\n" for t in only_real)
         f.write(f"pass on cuplug, not on real PyCUDA ({len(only_ours)}):\n")
         f.writelines(f"  {t}: PyCUDA {real.get(t, 'not run')}\n" for t in only_ours)
     print(
-        f"{name}: PyCUDA {counts(real)}; cuplug {counts(ours)}; "
+        f"{name}: PyCUDA {counts(real)}{SHORT * real_cut}; "
+        f"cuplug {counts(ours)}{SHORT * ours_cut}; "
         f"{len(only_real)} pass only on PyCUDA, {len(only_ours)} only on cuplug"
     )
     return 1 if only_real or not real or not ours else 0
