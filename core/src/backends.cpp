@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 namespace cuplug {
 namespace {
@@ -89,9 +90,12 @@ plugin_ptr<plugin_object> resolve_current(plugin_kind kind, unsigned long genera
   if (log_enabled(log_level::debug))
     log(log_level::debug, std::string(to_string(kind)) + " backend '" + chosen.name +
                               "' (selected by " + chosen.origin + ")");
+  // The selection replaced, destroyed after the lock is released: a Python-defined backend's
+  // destructor runs Python code, which may let the GIL go to a thread waiting for this lock.
+  resolved replaced;
   std::lock_guard<std::mutex> lock(c.mutex);
   if (c.epoch.load(std::memory_order_relaxed) == epoch)
-    c.current[kind] = resolved{generation, epoch, object};
+    replaced = std::exchange(c.current[kind], resolved{generation, epoch, object});
   return object;
 }
 

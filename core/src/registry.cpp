@@ -194,6 +194,9 @@ void registry::impl::ensure_scanned(registry &self) {
   thread_local bool scanning_here = false;
   if (scanning_here)
     return;
+  // Before the lock, so that the scan's messages reach the sink (maybe Python's logger, which
+  // may let the GIL go to a thread that waits for this lock) once the lock is released.
+  log_deferral deferred;
   std::lock_guard<std::mutex> lock(scan_mutex);
   if (scanned.load(std::memory_order_relaxed))
     return;
@@ -226,6 +229,7 @@ unsigned long registry::generation() noexcept {
 
 std::vector<plugin_candidate> registry::load(const std::string &path, const std::string &source) {
   const detail::candidate_files found = detail::find_candidates(path, source);
+  log_deferral deferred; // record() logs: emitted once the lock is released
   std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
   if (!found.problem.empty()) {
     plugin_candidate c;
@@ -448,12 +452,16 @@ void registry::add_builtin(plugin_kind kind, const std::string &name,
   e->info = plugin_info{name, kind, "", description, "", CUPLUG_ABI_TAG, "builtin"};
   e->rank = source_rank("builtin");
   e->builtin = std::move(make);
+  // The entry replaced, destroyed after the lock is released: its factory may hold Python
+  // objects, whose release runs Python code.
+  std::shared_ptr<const entry> replaced;
   std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
   // A later registration of the same name replaces the earlier one (re-running a notebook cell
   // that defines an allocator must not fail).
   if (auto it = impl_->entries.find({kind, name}); it != impl_->entries.end()) {
     impl_->supersede(*it->second, "a built-in registered at run time");
     name_replaced();
+    replaced = std::move(it->second);
   }
   impl_->entries[{kind, name}] = std::move(e);
 }
