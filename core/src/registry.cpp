@@ -7,6 +7,7 @@
 #include <cuplug/interop.hpp>
 #include <cuplug/launcher.hpp>
 #include <cuplug/log.hpp>
+#include <cuplug/printable.hpp>
 #include <cuplug/registry.hpp>
 #include <cuplug/rng.hpp>
 
@@ -149,7 +150,7 @@ struct registry::impl {
 
   plugin_candidate &record(plugin_candidate c) {
     if (log_enabled(log_level::debug))
-      log(log_level::debug, "plugin candidate " + c.path + ": " + to_string(c.outcome) +
+      log(log_level::debug, "plugin candidate " + printable(c.path) + ": " + to_string(c.outcome) +
                                 (c.reason.empty() ? "" : " (" + c.reason + ")"));
     auto it = candidate_index.find(c.path);
     if (it != candidate_index.end())
@@ -255,7 +256,7 @@ plugin_candidate registry::impl::load_file(const fs::path &file, const std::stri
   std::error_code ec;
   const fs::path real = fs::canonical(file, ec);
   if (ec)
-    return reject("cannot resolve " + file.string() + ": " + ec.message());
+    return reject("cannot resolve " + printable(file.string()) + ": " + ec.message());
   if (auto it = loaded_files.find(real.string()); it != loaded_files.end())
     return candidates[candidate_index.at(it->second)]; // already loaded: loading is idempotent
 
@@ -358,7 +359,8 @@ std::string registry::impl::unknown_name_message(plugin_kind kind, const std::st
   for (const auto &[key, e] : entries)
     if (key.first == kind)
       known.push_back(key.second);
-  std::string msg = std::string("unknown ") + to_string(kind) + " '" + name +
+  // The name may come from CUPLUG_<KIND>: its control characters are shown escaped.
+  std::string msg = std::string("unknown ") + to_string(kind) + " '" + printable(name) +
                     "'; available: " + (known.empty() ? std::string("none") : join(known));
   // The likeliest reason a name is missing: a plugin of that name was found and refused.
   for (const plugin_candidate &c : candidates)

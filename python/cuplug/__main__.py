@@ -244,13 +244,13 @@ def format_text(info: dict) -> str:
     plug = info["plugins"]
     out.append(
         f"plugins (package folder {plug['folder']}; "
-        f"CUPLUG_PLUGIN_PATH={plug['plugin_path'] or '(unset)'}; "
+        f"CUPLUG_PLUGIN_PATH={_shown(plug['plugin_path']) or '(unset)'}; "
         f"plugin ABI {plug['abi_major']}, {plug['abi_tag']}):"
     )
     if not plug["candidates"]:
         out.append("  no candidate files found")
     for c in plug["candidates"]:
-        head = f"  {c['state']:<9} {c['kind'] or '?':<9} {c['name'] or '?':<10} {c['path']}"
+        head = f"  {c['state']:<9} {c['kind'] or '?':<9} {c['name'] or '?':<10} {_shown(c['path'])}"
         out.append(head)
         details = []
         if c["abi_tag"] is not None:
@@ -261,7 +261,7 @@ def format_text(info: dict) -> str:
         if c["source"]:
             details.append(f"from {c['source']}")
         if c["reason"]:
-            details.append(c["reason"])
+            details.append(_shown(c["reason"]))
         if details:
             out.append("            " + "; ".join(details))
 
@@ -285,11 +285,11 @@ def format_text(info: dict) -> str:
     for kind, b in info["backends"].items():
         where = b["source"] if b["origin"] in ("", b["source"]) else f"{b['source']}: {b['origin']}"
         status = "" if b["available"] else "  [NOT AVAILABLE]"
-        opts = ", ".join(f"{k}={v}" for k, v in sorted(b["options"].items()))
+        opts = _shown(", ".join(f"{k}={v}" for k, v in sorted(b["options"].items())))
         opts = f"  options: {opts}" if opts else ""
-        out.append(f"  {kind:<10} {b['name']:<10} ({where}){status}{opts}")
+        out.append(f"  {kind:<10} {_shown(b['name']):<10} ({_shown(where)}){status}{opts}")
         if b["reason"]:
-            out.append(f"             {b['reason']}")
+            out.append(f"             {_shown(b['reason'])}")
 
     gl = info["gl"]
     parts = [

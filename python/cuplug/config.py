@@ -430,12 +430,12 @@ def describe() -> str:
             if choice.origin in ("", choice.source)
             else (f"{choice.source}: {choice.origin}")
         )
-        lines.append(f"{kind:<10} {choice.name:<10} ({where})")
+        lines.append(f"{kind:<10} {_printable(choice.name):<10} ({_printable(where)})")
         reason = choice.reason
         if reason is not None:
             lines[-1] += f"  [unavailable: {reason}]"
     path = file()
-    lines.append(f"config file: {path if path else 'none'}")
+    lines.append(f"config file: {_printable(path) if path else 'none'}")
     return "\n".join(lines)
 
 
