@@ -173,9 +173,10 @@ struct gl_window_callbacks {
 };
 
 gl_window::gl_window(const window_options &o) : headless_(o.headless) {
-  if (o.width <= 0 || o.height <= 0)
+  if (o.width <= 0 || o.height <= 0 || o.width > max_window_side || o.height > max_window_side)
     throw gl_error("a window of " + std::to_string(o.width) + "x" + std::to_string(o.height) +
-                   " pixels: width and height must be positive");
+                   " pixels: width and height must be from 1 to " +
+                   std::to_string(max_window_side));
   if (headless_) {
 #ifdef CUPLUG_GL_HAVE_EGL
     EGLDisplay d = open_egl_display(o.cuda_device, egl_device_);

@@ -27,8 +27,13 @@ struct build_support {
 };
 build_support support() noexcept;
 
+// The largest width or height of a window or headless framebuffer: GL_MAX_TEXTURE_SIZE and
+// GL_MAX_RENDERBUFFER_SIZE of NVIDIA's drivers (the framebuffer is one texture). Checked before
+// any GL call, so a size out of range never reaches GLFW, EGL or GL.
+inline constexpr int max_window_side = 32768;
+
 struct window_options {
-  int width = 640, height = 480;
+  int width = 640, height = 480; // 1 to max_window_side each
   std::string title = "cuplug";
   bool headless = false; // an EGL context and an offscreen framebuffer, no window
   bool visible = true;   // windowed only: false opens the window hidden

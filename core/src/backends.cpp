@@ -3,11 +3,13 @@
 #include <cuplug/config.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/log.hpp>
+#include <cuplug/printable.hpp>
 
 #include <atomic>
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 namespace cuplug {
 namespace {
@@ -82,16 +84,19 @@ plugin_ptr<plugin_object> resolve_current(plugin_kind kind, unsigned long genera
     try {
       registry::instance().info(kind, chosen.name); // throws the "available: ..." message
     } catch (const config_error &e) {
-      throw config_error(std::string(e.what()) + " (selected by " + chosen.origin + ")");
+      throw config_error(std::string(e.what()) + " (selected by " + printable(chosen.origin) + ")");
     }
   }
   plugin_ptr<plugin_object> object = backend(kind, chosen.name);
   if (log_enabled(log_level::debug))
-    log(log_level::debug, std::string(to_string(kind)) + " backend '" + chosen.name +
-                              "' (selected by " + chosen.origin + ")");
+    log(log_level::debug, std::string(to_string(kind)) + " backend '" + printable(chosen.name) +
+                              "' (selected by " + printable(chosen.origin) + ")");
+  // The selection replaced, destroyed after the lock is released: a Python-defined backend's
+  // destructor runs Python code, which may let the GIL go to a thread waiting for this lock.
+  resolved replaced;
   std::lock_guard<std::mutex> lock(c.mutex);
   if (c.epoch.load(std::memory_order_relaxed) == epoch)
-    c.current[kind] = resolved{generation, epoch, object};
+    replaced = std::exchange(c.current[kind], resolved{generation, epoch, object});
   return object;
 }
 

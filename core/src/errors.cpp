@@ -1,6 +1,7 @@
 // Error classification and messages, with the driver's strings when it is loaded.
 #include <cuplug/driver_api.hpp>
 #include <cuplug/errors.hpp>
+#include <cuplug/printable.hpp>
 
 #include <cuda.h>
 
@@ -197,6 +198,36 @@ std::string error_string(int code) {
   if (const auto *e = find_known(code))
     return e->description;
   return "unrecognized CUDA error code " + std::to_string(code);
+}
+
+std::string printable(const std::string &text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+      continue;
+    }
+    switch (c) {
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default: {
+      static constexpr char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+    }
+  }
+  return out;
 }
 
 } // namespace cuplug

@@ -7,6 +7,7 @@
 #include <cuplug/interop.hpp>
 #include <cuplug/launcher.hpp>
 #include <cuplug/log.hpp>
+#include <cuplug/printable.hpp>
 #include <cuplug/registry.hpp>
 #include <cuplug/rng.hpp>
 
@@ -149,7 +150,7 @@ struct registry::impl {
 
   plugin_candidate &record(plugin_candidate c) {
     if (log_enabled(log_level::debug))
-      log(log_level::debug, "plugin candidate " + c.path + ": " + to_string(c.outcome) +
+      log(log_level::debug, "plugin candidate " + printable(c.path) + ": " + to_string(c.outcome) +
                                 (c.reason.empty() ? "" : " (" + c.reason + ")"));
     auto it = candidate_index.find(c.path);
     if (it != candidate_index.end())
@@ -194,6 +195,9 @@ void registry::impl::ensure_scanned(registry &self) {
   thread_local bool scanning_here = false;
   if (scanning_here)
     return;
+  // Before the lock, so that the scan's messages reach the sink (maybe Python's logger, which
+  // may let the GIL go to a thread that waits for this lock) once the lock is released.
+  log_deferral deferred;
   std::lock_guard<std::mutex> lock(scan_mutex);
   if (scanned.load(std::memory_order_relaxed))
     return;
@@ -226,6 +230,7 @@ unsigned long registry::generation() noexcept {
 
 std::vector<plugin_candidate> registry::load(const std::string &path, const std::string &source) {
   const detail::candidate_files found = detail::find_candidates(path, source);
+  log_deferral deferred; // record() logs: emitted once the lock is released
   std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
   if (!found.problem.empty()) {
     plugin_candidate c;
@@ -251,7 +256,7 @@ plugin_candidate registry::impl::load_file(const fs::path &file, const std::stri
   std::error_code ec;
   const fs::path real = fs::canonical(file, ec);
   if (ec)
-    return reject("cannot resolve " + file.string() + ": " + ec.message());
+    return reject("cannot resolve " + printable(file.string()) + ": " + ec.message());
   if (auto it = loaded_files.find(real.string()); it != loaded_files.end())
     return candidates[candidate_index.at(it->second)]; // already loaded: loading is idempotent
 
@@ -354,7 +359,8 @@ std::string registry::impl::unknown_name_message(plugin_kind kind, const std::st
   for (const auto &[key, e] : entries)
     if (key.first == kind)
       known.push_back(key.second);
-  std::string msg = std::string("unknown ") + to_string(kind) + " '" + name +
+  // The name may come from CUPLUG_<KIND>: its control characters are shown escaped.
+  std::string msg = std::string("unknown ") + to_string(kind) + " '" + printable(name) +
                     "'; available: " + (known.empty() ? std::string("none") : join(known));
   // The likeliest reason a name is missing: a plugin of that name was found and refused.
   for (const plugin_candidate &c : candidates)
@@ -448,12 +454,16 @@ void registry::add_builtin(plugin_kind kind, const std::string &name,
   e->info = plugin_info{name, kind, "", description, "", CUPLUG_ABI_TAG, "builtin"};
   e->rank = source_rank("builtin");
   e->builtin = std::move(make);
+  // The entry replaced, destroyed after the lock is released: its factory may hold Python
+  // objects, whose release runs Python code.
+  std::shared_ptr<const entry> replaced;
   std::lock_guard<std::recursive_mutex> lock(impl_->mutex);
   // A later registration of the same name replaces the earlier one (re-running a notebook cell
   // that defines an allocator must not fail).
   if (auto it = impl_->entries.find({kind, name}); it != impl_->entries.end()) {
     impl_->supersede(*it->second, "a built-in registered at run time");
     name_replaced();
+    replaced = std::move(it->second);
   }
   impl_->entries[{kind, name}] = std::move(e);
 }

@@ -2,6 +2,8 @@
 // the package and explicit loads. Nothing here opens or trusts a file (plugin_loader.cpp does).
 #include "registry_discovery.hpp"
 
+#include <cuplug/printable.hpp>
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -22,7 +24,7 @@ std::vector<search_entry> default_search_path() {
         continue;
       search_entry e{item, "CUPLUG_PLUGIN_PATH", ""};
       if (!fs::path(item).is_absolute())
-        e.problem = "CUPLUG_PLUGIN_PATH entry '" + item +
+        e.problem = "CUPLUG_PLUGIN_PATH entry '" + printable(item) +
                     "' is a relative path; only absolute paths are searched, so that what loads "
                     "does not depend on the current directory: write it as an absolute path";
       out.push_back(std::move(e));
@@ -41,8 +43,10 @@ candidate_files find_candidates(const std::string &path, const std::string &sour
   candidate_files out;
   std::error_code ec;
   out.given = fs::absolute(path, ec).lexically_normal();
+  // Control characters of the path (from CUPLUG_PLUGIN_PATH, say) are shown escaped.
+  const std::string shown = "'" + printable(path) + "'";
   const std::string origin =
-      source == "CUPLUG_PLUGIN_PATH" ? "CUPLUG_PLUGIN_PATH entry '" + path + "'" : "'" + path + "'";
+      source == "CUPLUG_PLUGIN_PATH" ? "CUPLUG_PLUGIN_PATH entry " + shown : shown;
   if (path.empty()) {
     out.problem = "empty plugin path: give a plugin file or a folder of lib*.so plugins";
     return out;
@@ -63,7 +67,7 @@ candidate_files find_candidates(const std::string &path, const std::string &sour
   }
   if (ec) {
     out.files.clear();
-    out.problem = "cannot list the folder " + out.given.string() + ": " + ec.message();
+    out.problem = "cannot list the folder " + printable(out.given.string()) + ": " + ec.message();
     return out;
   }
   std::sort(out.files.begin(), out.files.end());

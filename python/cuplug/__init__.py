@@ -44,8 +44,16 @@ _toolkit.export_wheel_roots()
 from . import _core, config, plugins  # noqa: E402  (_core does not open the driver)
 
 # The config file's layer. A broken file is an error here, naming the file and the key, rather
-# than a silently ignored choice; CUPLUG_CONFIG= (empty) starts without one.
-config.load()
+# than a silently ignored choice; CUPLUG_CONFIG= (empty) starts without one. `python -m cuplug
+# info` (or the `cuplug` command) is where one looks for why: it starts without the file and
+# reports the error.
+try:
+    config.load()
+except config.ConfigError as _e:
+    if not config._started_as_command():
+        raise
+    config._load_error = _e
+    del _e
 
 #: The backend kinds, each a keyword of use() and using(), in the order of the core's kinds table
 #: (core/include/cuplug/plugin_kinds.hpp): a kind added there is a keyword here.

@@ -186,10 +186,18 @@ def collect() -> dict:
         "build": dict(_core.backends.build_info()),
         "system": {"os": _os_name(), "glibc": " ".join(platform.libc_ver()).strip()},
         "gl": _gl_report(),
-        "config_file": {"path": config.file(), "searched": _config_searched()},
+        "config_file": _config_report(),
         "cache_dir": _core.backends.cache_directory(),
         "cache_disabled": bool(_core.backends.cache_disabled()),
     }
+
+
+def _config_report() -> dict:
+    report = {"path": config.file(), "searched": _config_searched()}
+    if config._load_error is not None:
+        # The file could not be read, and why: cuplug started without it to report this.
+        report["error"] = str(config._load_error)
+    return report
 
 
 def _config_searched() -> str:
@@ -198,6 +206,11 @@ def _config_searched() -> str:
     if not os.environ["CUPLUG_CONFIG"]:
         return "nothing: CUPLUG_CONFIG is set empty"
     return f"CUPLUG_CONFIG={os.environ['CUPLUG_CONFIG']}"
+
+
+# Text from the environment (backend names, CUPLUG_PLUGIN_PATH, CUPLUG_CONFIG) with its control
+# characters escaped; the JSON report escapes them itself.
+_shown = config._printable
 
 
 def _gib(n: int) -> str:
@@ -231,13 +244,13 @@ def format_text(info: dict) -> str:
     plug = info["plugins"]
     out.append(
         f"plugins (package folder {plug['folder']}; "
-        f"CUPLUG_PLUGIN_PATH={plug['plugin_path'] or '(unset)'}; "
+        f"CUPLUG_PLUGIN_PATH={_shown(plug['plugin_path']) or '(unset)'}; "
         f"plugin ABI {plug['abi_major']}, {plug['abi_tag']}):"
     )
     if not plug["candidates"]:
         out.append("  no candidate files found")
     for c in plug["candidates"]:
-        head = f"  {c['state']:<9} {c['kind'] or '?':<9} {c['name'] or '?':<10} {c['path']}"
+        head = f"  {c['state']:<9} {c['kind'] or '?':<9} {c['name'] or '?':<10} {_shown(c['path'])}"
         out.append(head)
         details = []
         if c["abi_tag"] is not None:
@@ -248,7 +261,7 @@ def format_text(info: dict) -> str:
         if c["source"]:
             details.append(f"from {c['source']}")
         if c["reason"]:
-            details.append(c["reason"])
+            details.append(_shown(c["reason"]))
         if details:
             out.append("            " + "; ".join(details))
 
@@ -272,11 +285,11 @@ def format_text(info: dict) -> str:
     for kind, b in info["backends"].items():
         where = b["source"] if b["origin"] in ("", b["source"]) else f"{b['source']}: {b['origin']}"
         status = "" if b["available"] else "  [NOT AVAILABLE]"
-        opts = ", ".join(f"{k}={v}" for k, v in sorted(b["options"].items()))
+        opts = _shown(", ".join(f"{k}={v}" for k, v in sorted(b["options"].items())))
         opts = f"  options: {opts}" if opts else ""
-        out.append(f"  {kind:<10} {b['name']:<10} ({where}){status}{opts}")
+        out.append(f"  {kind:<10} {_shown(b['name']):<10} ({_shown(where)}){status}{opts}")
         if b["reason"]:
-            out.append(f"             {b['reason']}")
+            out.append(f"             {_shown(b['reason'])}")
 
     gl = info["gl"]
     parts = [
@@ -288,7 +301,9 @@ def format_text(info: dict) -> str:
     )
 
     cfg = info["config_file"]
-    out.append(f"config file: {cfg['path'] or 'none'} (searched {cfg['searched']})")
+    out.append(f"config file: {_shown(cfg['path'] or 'none')} (searched {_shown(cfg['searched'])})")
+    if cfg.get("error"):
+        out.append(f"  NOT READ: {_shown(cfg['error'])}")
     disabled = " (disabled by CUPLUG_DISABLE_CACHE)" if info["cache_disabled"] else ""
     out.append(f"cache dir: {info['cache_dir']}{disabled}")
     return "\n".join(out)

@@ -12,6 +12,7 @@ choice with its source, ``print(cuplug.config)`` shows every kind.
 
 from __future__ import annotations
 
+import errno
 import os
 import pwd
 import sys
@@ -220,8 +221,33 @@ def user_config_path() -> str | None:
     return os.path.join(base, "cuplug", "cuplug.toml")
 
 
+def _printable(text: str) -> str:
+    """``text`` for a message, its control characters escaped as repr() writes them (``\\n``,
+    ``\\x1b``): a value from the environment never reaches a terminal or a log raw."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def _exists(path: str, who: str) -> bool:
+    """Whether the file ``path`` exists (a dangling link does not); ConfigError when it cannot
+    exist because its links go round in a loop (ELOOP), which os.path.exists() would call
+    missing."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ConfigError(
+                f"{who} {_printable(path)} is a symbolic link loop ({e.strerror}): "
+                "point it at a config file, or remove the link"
+            ) from None
+        return False
+    return True
+
+
 def config_path() -> str | None:
-    """The config file to read, or None. Raises ConfigError when CUPLUG_CONFIG is unusable."""
+    """The config file to read, or None. Raises ConfigError when CUPLUG_CONFIG is unusable, or
+    when the config file is a symbolic link loop."""
     if "CUPLUG_CONFIG" in os.environ:
         path = os.environ["CUPLUG_CONFIG"]
         if not path:
@@ -231,11 +257,11 @@ def config_path() -> str | None:
                 f"CUPLUG_CONFIG={path!r} is not an absolute path; cuplug never reads "
                 "configuration relative to the current directory"
             )
-        if not os.path.exists(path):
-            raise ConfigError(f"CUPLUG_CONFIG names {path}, which does not exist")
+        if not _exists(path, "CUPLUG_CONFIG names"):
+            raise ConfigError(f"CUPLUG_CONFIG names {_printable(path)}, which does not exist")
         return path
     path = user_config_path()
-    return path if path is not None and os.path.exists(path) else None
+    return path if path is not None and _exists(path, "the config file") else None
 
 
 #: Config files are read whole; anything larger is refused rather than read into memory.
@@ -337,6 +363,30 @@ def parse_file(path: str) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     return backends, plugin_options
 
 
+#: The error of the config file read at import, when `python -m cuplug` started without it.
+_load_error: ConfigError | None = None
+
+
+def _started_as_command() -> bool:
+    """Whether this process is ``python -m cuplug ...`` or the ``cuplug`` command a pip install
+    provides (a script of that name), as the interpreter's own arguments say."""
+    args = list(getattr(sys, "orig_argv", ()))[1:]
+    takes_value = {"-W", "-X", "--check-hash-based-pycs"}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-m":
+            return args[i + 1 : i + 2] == ["cuplug"]
+        if arg.startswith("-m"):
+            return arg == "-mcuplug"
+        if arg in ("-c", "-") or arg.startswith("-c"):
+            return False
+        if not arg.startswith("-"):  # a script
+            return os.path.basename(arg) == "cuplug"
+        i += 2 if arg in takes_value else 1
+    return False
+
+
 def load(path: str | None = None) -> str | None:
     """Reads the config file (``path``, or the one config_path() names) into the core's file
     layer, replacing what was there; returns the path read, or None when there is no file.
@@ -380,12 +430,12 @@ def describe() -> str:
             if choice.origin in ("", choice.source)
             else (f"{choice.source}: {choice.origin}")
         )
-        lines.append(f"{kind:<10} {choice.name:<10} ({where})")
+        lines.append(f"{kind:<10} {_printable(choice.name):<10} ({_printable(where)})")
         reason = choice.reason
         if reason is not None:
             lines[-1] += f"  [unavailable: {reason}]"
     path = file()
-    lines.append(f"config file: {path if path else 'none'}")
+    lines.append(f"config file: {_printable(path) if path else 'none'}")
     return "\n".join(lines)
 
 

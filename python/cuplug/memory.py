@@ -35,7 +35,7 @@ import os
 import re
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cuplug._public import public_dir as _public_dir
 
@@ -204,6 +204,10 @@ class LogEvent:
     ptr: int
     nbytes: int
     stream: int
+    #: Where it was read from (read_log()): the file and its line; "" and 0 for an event made
+    #: otherwise. Replay errors name them.
+    path: str = field(default="", compare=False, repr=False)
+    line: int = field(default=0, compare=False, repr=False)
 
 
 _EVENTS = {"allocate", "allocate_failed", "deallocate", "free_held", "trim"}
@@ -256,11 +260,16 @@ def read_log(path: str | os.PathLike) -> list[LogEvent]:
                 raise ValueError("expected 'seq time_ns thread event ptr bytes stream'")
             seq, time_ns, thread = int(fields[0]), int(fields[1]), int(fields[2])
             ptr, nbytes, stream = int(fields[4], 16), int(fields[5]), int(fields[6], 16)
+            for what, value in (("address", ptr), ("size", nbytes), ("stream", stream)):
+                if not 0 <= value < 1 << 64:
+                    raise ValueError(f"the {what} {value} is not a 64-bit unsigned number")
         except ValueError as e:
             raise ValueError(
                 f"{os.fspath(path)}:{number}: not an allocator log line ({e}): {line!r}"
             ) from None
-        events.append(LogEvent(seq, time_ns, thread, fields[3], ptr, nbytes, stream))
+        events.append(
+            LogEvent(seq, time_ns, thread, fields[3], ptr, nbytes, stream, os.fspath(path), number)
+        )
     if missing:
         warnings.warn(
             f"{os.fspath(path)}: {missing} events are missing from this log (writing them "
@@ -288,7 +297,9 @@ def replay(
     the end are freed unless ``free_remaining`` is false. Returns a summary: ``events``,
     ``allocations``, ``deallocations``, ``failures`` (allocations that failed now),
     ``unmatched`` (frees of blocks the log never allocated), ``peak_bytes`` (of live requested
-    bytes during the replay), ``live_at_end`` and ``seconds``.
+    bytes during the replay), ``live_at_end`` and ``seconds``. An error that stops the replay
+    names the event's file and line (read_log()), or its index in a list of events, and comes
+    after every block replayed so far was freed.
 
     Parameters
     ----------
@@ -325,35 +336,21 @@ def replay(
     )
     live_bytes = 0
     start = time.perf_counter()
-    for e in events:
-        if e.event in ("allocate", "allocate_failed"):
+    index = 0  # of the event being replayed
+    try:
+        for e in events:
+            live_bytes = _replay_one(e, allocator, stream_handle, live, live_bytes, summary)
+            index += 1
+    except BaseException as err:
+        # Nothing replayed so far is left allocated, whatever stopped the replay.
+        for new, nbytes in live.values():
             try:
-                new = allocator.allocate(e.nbytes, stream_handle)
-            except _core.Error:
-                summary["failures"] += 1
-                continue
-            summary["allocations"] += 1
-            if e.event == "allocate_failed":  # it fits now: give it back straight away
-                allocator.deallocate(new, e.nbytes, stream_handle)
-                summary["deallocations"] += 1
-                continue
-            live[e.ptr] = (new, e.nbytes)
-            live_bytes += e.nbytes
-            summary["peak_bytes"] = max(summary["peak_bytes"], live_bytes)
-        elif e.event == "deallocate":
-            entry = live.pop(e.ptr, None)
-            if entry is None:
-                summary["unmatched"] += 1
-                continue
-            allocator.deallocate(entry[0], entry[1], stream_handle)
-            live_bytes -= entry[1]
-            summary["deallocations"] += 1
-        elif e.event == "free_held":
-            if allocator.can_free_held:
-                allocator.free_held()
-        elif e.event == "trim":
-            if allocator.can_free_held:
-                allocator.trim(e.nbytes)
+                allocator.deallocate(new, nbytes, stream_handle)
+            except Exception:  # noqa: BLE001, S110 - the first error is the one to report
+                pass
+        if not isinstance(err, Exception):
+            raise  # KeyboardInterrupt, SystemExit: as they are
+        raise _replay_error(err, events[index], index) from err
     summary["live_at_end"] = len(live)
     if free_remaining:
         for new, nbytes in live.values():
@@ -361,6 +358,49 @@ def replay(
             summary["deallocations"] += 1
     summary["seconds"] = time.perf_counter() - start
     return summary
+
+
+def _replay_error(err: Exception, e: LogEvent, index: int) -> Exception:
+    """``err`` of replaying ``e``, the index-th event, with where ``e`` came from in front."""
+    where = f"{e.path}:{e.line}" if e.path else f"event {index} of the list"
+    text = f"{where}: replaying '{e.event}' of {e.nbytes} bytes (seq {e.seq}) failed: {err}"
+    try:
+        return type(err)(text)
+    except Exception:  # noqa: BLE001 - a class that takes other arguments
+        return RuntimeError(f"{text} ({type(err).__name__})")
+
+
+def _replay_one(e: LogEvent, allocator, stream_handle, live: dict, live_bytes: int, summary):
+    """Replays one event; returns the live requested bytes after it."""
+    if e.event in ("allocate", "allocate_failed"):
+        try:
+            new = allocator.allocate(e.nbytes, stream_handle)
+        except _core.Error:
+            summary["failures"] += 1
+            return live_bytes
+        summary["allocations"] += 1
+        if e.event == "allocate_failed":  # it fits now: give it back straight away
+            allocator.deallocate(new, e.nbytes, stream_handle)
+            summary["deallocations"] += 1
+            return live_bytes
+        live[e.ptr] = (new, e.nbytes)
+        live_bytes += e.nbytes
+        summary["peak_bytes"] = max(summary["peak_bytes"], live_bytes)
+    elif e.event == "deallocate":
+        entry = live.pop(e.ptr, None)
+        if entry is None:
+            summary["unmatched"] += 1
+            return live_bytes
+        allocator.deallocate(entry[0], entry[1], stream_handle)
+        live_bytes -= entry[1]
+        summary["deallocations"] += 1
+    elif e.event == "free_held":
+        if allocator.can_free_held:
+            allocator.free_held()
+    elif e.event == "trim":
+        if allocator.can_free_held:
+            allocator.trim(e.nbytes)
+    return live_bytes
 
 
 __dir__ = _public_dir(__all__)

@@ -26,4 +26,20 @@ void log(log_level level, const std::string &message) noexcept;
 
 inline void log_warning(const std::string &message) noexcept { log(log_level::warning, message); }
 
+// Holds back this thread's messages while it lives and passes them to the sink when the
+// outermost one ends. A sink may call into Python, and Python may let the GIL go to a thread
+// that then waits for a lock this thread holds: a deadlock. So a critical section that may log
+// declares one of these before taking its lock (it then ends after the lock is released):
+//   log_deferral deferred;
+//   std::lock_guard<std::mutex> lock(mutex);
+// The outermost one asks the sink once which levels are enabled, before the lock is taken;
+// log_enabled() answers from that while it lives, without asking the sink again.
+class log_deferral {
+public:
+  log_deferral() noexcept;
+  ~log_deferral();
+  log_deferral(const log_deferral &) = delete;
+  log_deferral &operator=(const log_deferral &) = delete;
+};
+
 } // namespace cuplug

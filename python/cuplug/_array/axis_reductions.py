@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import math
 import operator
-import os
 import struct
 import warnings
 
 import numpy as np
 
-from cuplug import _core
+from cuplug import _core, _tuning
 from cuplug._codegen import axis_reduction as _ar
 
 try:
@@ -179,8 +178,9 @@ def resolve_dtypes(kind, in_dtype, dtype=None, out_dtype=None):
 # ---- planning (pure) ---------------------------------------------------------------------------
 
 #: Threads that fill a GPU, per SM (splits are chosen to reach this; CUPLUG_REDUCE_THREADS
-#: overrides it for experiments on a GPU).
-THREADS_PER_SM = int(os.environ.get("CUPLUG_REDUCE_THREADS", "2048"))
+#: overrides it for experiments on a GPU; a value it does not accept is named in a warning and
+#: ignored, see cuplug._tuning).
+THREADS_PER_SM = _tuning.integer("CUPLUG_REDUCE_THREADS", 2048, _tuning.between(32, 65536))
 
 
 class TooManyDims(Exception):

@@ -8,12 +8,11 @@ cache (cuplug.compiler.SourceModule), and load it through the launcher backend.
 
 from __future__ import annotations
 
-import os
 import weakref
 
 import numpy as np
 
-from cuplug import _core
+from cuplug import _core, _tuning
 from cuplug import config as _config
 from cuplug._codegen import elementwise as _cg
 
@@ -30,11 +29,18 @@ PCH_OPTIONS = ["-pch", "--pch-messages=false", "-diag-suppress=629,630"]
 
 # Code generation choices of the built-in operations (tuned on an H100/H200; CUPLUG_ARRAY_TUNE=
 # "unroll=4,minimal=1" overrides them for experiments).
+# A value it does not accept is named in a warning and ignored (cuplug._tuning).
 TUNING = {"unroll": 1, "minimal": 1}
-for _item in os.environ.get("CUPLUG_ARRAY_TUNE", "").split(","):
-    if "=" in _item:
-        _k, _v = _item.split("=", 1)
-        TUNING[_k.strip()] = int(_v)
+TUNING.update(
+    _tuning.key_values(
+        "CUPLUG_ARRAY_TUNE",
+        {
+            "unroll": _tuning.between(1, 64),
+            "minimal": _tuning.between(0, 1),
+            "blocks": _tuning.between(1, 1024),
+        },
+    )
+)
 if "blocks" in TUNING:
     _core._array.set_blocks_per_sm(TUNING["blocks"])
 

@@ -10,12 +10,11 @@ in PyCUDA) and loaded once per context.
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
 
-from cuplug import _core, _dtypes
+from cuplug import _core, _dtypes, _tuning
 from cuplug._cargs import VectorArg, parse_arguments
 from cuplug._codegen import scan as _sg
 
@@ -25,13 +24,20 @@ __all__ = ["ExclusiveScanKernel", "GenericScanKernel", "InclusiveScanKernel"]
 
 
 def _tune_overrides():
-    """CUPLUG_SCAN_TUNE="block=256,items=16,vec=4,single_tiles=4": experiments on a GPU."""
-    out = {}
-    for item in os.environ.get("CUPLUG_SCAN_TUNE", "").split(","):
-        if "=" in item:
-            k, v = item.split("=", 1)
-            out[k.strip()] = int(v)
-    return out
+    """CUPLUG_SCAN_TUNE="block=256,items=16,vec=4,single_tiles=4": experiments on a GPU. A value
+    it does not accept is named in a warning and ignored (cuplug._tuning)."""
+    return _tuning.key_values(
+        "CUPLUG_SCAN_TUNE",
+        {
+            "block": (lambda v: 32 <= v <= 1024 and v % 32 == 0, "a multiple of 32 up to 1024"),
+            "items": _tuning.between(1, 256),
+            "vec": (lambda v: v in (1, 2, 4, 8, 16), "1, 2, 4, 8 or 16"),
+            "single_tiles": _tuning.between(1, 1 << 20),
+            "min_sleep": _tuning.between(0, 1 << 20),
+            "max_sleep": _tuning.between(0, 1 << 20),
+            "blockidx": _tuning.between(0, 1),
+        },
+    )
 
 
 TUNE_OVERRIDES = _tune_overrides()

@@ -11,6 +11,7 @@ buffer are GPUArrays that kernels write each frame, shown without a copy through
 from __future__ import annotations
 
 import contextlib
+import operator
 import time
 
 import numpy as np
@@ -23,6 +24,20 @@ from cuplug.gl._registered import RegisteredBuffer, map_all
 GL_POINTS, GL_LINES, GL_LINE_STRIP, GL_TRIANGLES = 0x0000, 0x0001, 0x0003, 0x0004
 _MODES = {"points": GL_POINTS, "lines": GL_LINES, "line_strip": GL_LINE_STRIP, "triangles": 4}
 KEY_ESCAPE, PRESS = 256, 1  # GLFW_KEY_ESCAPE, GLFW_PRESS
+#: The largest width or height (interop/gl_window.hpp's max_window_side: GL_MAX_TEXTURE_SIZE of
+#: NVIDIA's drivers, the framebuffer being one texture).
+_MAX_SIDE = 32768
+
+
+def _side(name, value):
+    """``value`` as a window width or height; checked before anything of GL or CUDA is touched."""
+    try:
+        side = operator.index(value)
+    except TypeError:
+        raise TypeError(f"Window {name} must be an integer, not {type(value).__name__}") from None
+    if not 1 <= side <= _MAX_SIDE:
+        raise ValueError(f"Window {name} {side} is out of range: it must be from 1 to {_MAX_SIDE}")
+    return side
 
 
 def window_support():
@@ -97,6 +112,7 @@ class Window:
         on_key=None,
         interop=True,
     ):
+        width, height = _side("width", width), _side("height", height)
         module = _canvas_module()
         if mode not in _MODES:
             raise ValueError(f"mode {mode!r}: use one of {', '.join(_MODES)}")

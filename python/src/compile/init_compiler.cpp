@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cuplug {
@@ -49,15 +50,21 @@ plugin_ptr<compiler> resolve_compiler(const py::object &backend,
   static std::mutex mutex;
   static auto *made = new std::map<std::pair<std::string, std::map<std::string, std::string>>,
                                    plugin_ptr<compiler>>();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto &slot = (*made)[{name, opts}];
-  if (!slot) {
-    // The configured options of that backend, overridden by the call's.
-    slot = registry::instance().create<compiler>(
-        plugin_kind::compiler, name,
-        config::instance().plugin_options(plugin_kind::compiler, name, opts));
+  const auto key = std::make_pair(name, opts);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = made->find(key); it != made->end())
+      return it->second;
   }
-  return slot;
+  // Created without the lock: the registry's first use logs (through Python's logger, which may
+  // let the GIL go to a thread that waits for this lock) and a plugin's factory may take time.
+  // The configured options of that backend, overridden by the call's.
+  plugin_ptr<compiler> mine = registry::instance().create<compiler>(
+      plugin_kind::compiler, name,
+      config::instance().plugin_options(plugin_kind::compiler, name, opts));
+  std::lock_guard<std::mutex> lock(mutex);
+  // A thread that raced us may have won; ours is then destroyed after the lock is released.
+  return made->emplace(key, mine).first->second;
 }
 
 // A request bound to its compiler and hashed once (cheap to look up again).
