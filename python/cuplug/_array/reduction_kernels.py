@@ -148,7 +148,9 @@ class ReductionKernel:
                     )
                 if first is None:
                     first = x
-                values.append(x.gpudata if x.size else 0)
+                # The array itself: the packer refuses freed memory and a destroyed context's
+                # (a view's gpudata is a bare address).
+                values.append(x if x.size else 0)
             else:
                 values.append(x)
         n = first.size
@@ -167,16 +169,14 @@ class ReductionKernel:
                 )
         stage1, final, stage2, max_blocks = self._functions_for_current_context()
         if n <= SINGLE_BLOCK_MAX:
-            final.prepared_async_call((1, 1), (_rg.BLOCK, 1, 1), stream, out.gpudata, *values, n)
+            final.prepared_async_call((1, 1), (_rg.BLOCK, 1, 1), stream, out, *values, n)
             return out
         blocks, chunk = _rg.split(n, max_blocks)
         partial = _empty((blocks,), self.acc_dtype, allocator=alloc)
         stage1.prepared_async_call(
             (blocks, 1), (_rg.BLOCK, 1, 1), stream, partial.gpudata, *values, chunk, n
         )
-        stage2.prepared_async_call(
-            (1, 1), (_rg.BLOCK, 1, 1), stream, out.gpudata, partial.gpudata, blocks
-        )
+        stage2.prepared_async_call((1, 1), (_rg.BLOCK, 1, 1), stream, out, partial.gpudata, blocks)
         return out
 
 

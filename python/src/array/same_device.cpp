@@ -35,6 +35,8 @@ void check_same_context(const std::string &routine, py::handle args, CUcontext h
   for (py::handle item : args) {
     if (is_array(item.ptr())) {
       const array_object *a = as_array(item.ptr());
+      // Freed memory or a destroyed context first: its handle may be reused by another.
+      data_ptr(a);
       if (a->ctx != nullptr && a->ctx != here)
         throw_mixed_devices(routine, "#" + std::to_string(index), a->ctx, here);
     }

@@ -161,7 +161,7 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
     return;
   }
   if (device_allocation *alloc = as_device_allocation(obj))
-    return a.pointer(alloc->ptr());
+    return a.pointer(allocation_pointer(*alloc));
   // cudaTextureObject_t / cudaSurfaceObject_t: 64-bit handles, passed like a pointer.
   if (unsigned long long handle; sampler_handle(obj, &handle))
     return a.pointer(static_cast<CUdeviceptr>(handle));
@@ -191,7 +191,7 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
     if (cls.managed_allocation != Py_None) {
       py::object base = py::handle(obj).attr("base");
       if (is_instance(base.ptr(), cls.managed_allocation))
-        return a.pointer(as_device_allocation(base)->ptr());
+        return a.pointer(allocation_pointer(*as_device_allocation(base)));
     }
     return a.buffer(obj, index, kernel);
   }
@@ -200,10 +200,13 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
   // cuplug's own arrays: their address, without building their interface dict.
   if (array::array_type() != nullptr && array::is_array(obj)) {
     const array::array_object *arr = array::as_array(obj);
+    // Freed memory, or a destroyed context's, may already be another array's: refused (a flag
+    // read), before the context compare (a destroyed context's handle may come back).
+    const CUdeviceptr p = array::data_ptr(arr);
     if (kernel_ctx != nullptr && arr->ctx != nullptr && arr->ctx != kernel_ctx)
       array::throw_mixed_devices("kernel '" + kernel + "'", "#" + std::to_string(index), arr->ctx,
                                  kernel_ctx);
-    return a.pointer(arr->ptr);
+    return a.pointer(p);
   }
   if (py::object cai = attr_or_null(obj, "__cuda_array_interface__")) {
     const int truth = PyObject_IsTrue(cai.ptr());

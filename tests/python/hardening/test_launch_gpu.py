@@ -1,0 +1,88 @@
+"""Issue 26 on a real GPU, where the damage was real: freed memory, a destroyed context's memory,
+a wrongly typed ReductionKernel argument and an ElementwiseKernel range past its arrays are all
+refused before a kernel runs, and the memory that now holds other data keeps it."""
+
+import numpy as np
+import pytest
+
+import cuplug.driver as drv
+from cuplug import gpuarray
+from cuplug.compiler import SourceModule
+
+pytestmark = pytest.mark.real_gpu
+
+N = 4096
+
+SOURCE = """
+extern "C" __global__ void stamp(float *p, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = -1.0f;
+}
+
+extern "C" __global__ void read_tex(cudaTextureObject_t tex, float *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<float>(tex, i);
+}
+"""
+
+
+@pytest.fixture
+def kernels(ctx):
+    mod = SourceModule(SOURCE, no_extern_c=True)
+    return mod.get_function("stamp"), mod.get_function("read_tex")
+
+
+def launch(f, *args):
+    f(*args, np.int32(N), block=(256, 1, 1), grid=(N // 256, 1))
+
+
+def victim_over(freed_ptr):
+    """New arrays until one takes the freed block (the pool hands it back), as in the report."""
+    made = []
+    for _ in range(8):
+        b = gpuarray.to_gpu(np.arange(N, dtype=np.float32))
+        made.append(b)
+        if b.ptr == freed_ptr:
+            return b, made
+    return made[0], made
+
+
+@pytest.mark.parametrize("how", ["call", "view", "prepared", "prepared_async", "prepared_timed"])
+def test_freed_array_never_reaches_a_kernel(kernels, how):
+    stamp, _ = kernels
+    a = gpuarray.zeros(N, np.float32)
+    arg = a[:] if how == "view" else a
+    freed = a.ptr
+    a.gpudata.free()
+    b, _keep = victim_over(freed)
+    prepared = stamp.prepare("Pi")
+    calls = {
+        "call": lambda: launch(stamp, arg),
+        "view": lambda: launch(stamp, arg),
+        "prepared": lambda: prepared.prepared_call((N // 256, 1), (256, 1, 1), arg, N),
+        "prepared_async": lambda: prepared.prepared_async_call(
+            (N // 256, 1), (256, 1, 1), None, arg, N
+        ),
+        "prepared_timed": lambda: prepared.prepared_timed_call((N // 256, 1), (256, 1, 1), arg, N),
+    }
+    with pytest.raises(drv.LogicError, match="freed"):
+        calls[how]()
+    drv.Context.synchronize()
+    np.testing.assert_array_equal(b.get(), np.arange(N, dtype=np.float32))
+
+
+def test_array_of_a_destroyed_context_is_not_read_through_its_address(ctx, kernels):
+    other = drv.Device(0).make_context()
+    a = gpuarray.to_gpu(np.full(N, 5, np.float32))
+    view = a[1:]
+    drv.Context.pop()
+    other.detach()
+    b = gpuarray.to_gpu(np.arange(N, dtype=np.float32))  # may take a's old address
+    stamp, _ = kernels
+    for use in (a.get, view.get, lambda: a.copy().get(), lambda: launch(stamp, a)):
+        with pytest.raises(drv.LogicError, match="context.*destroyed"):
+            use()
+    drv.Context.synchronize()
+    np.testing.assert_array_equal(b.get(), np.arange(N, dtype=np.float32))

@@ -1,0 +1,94 @@
+"""Issue 26, kernel arguments (fake driver): freed memory never reaches a kernel through
+Function.__call__, prepared calls or graph nodes."""
+
+import numpy as np
+import pytest
+
+import cuplug.driver as drv
+from cuplug import gpuarray
+
+pytestmark = pytest.mark.gpu
+
+PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry one_ptr(.param .u64 p) { ret; }
+"""
+
+
+@pytest.fixture
+def one_ptr(ctx):
+    return drv.module_from_buffer(PTX).get_function("one_ptr")
+
+
+def _freed_arrays():
+    """(name, make) pairs: each make() returns an array whose memory was freed."""
+
+    def own_pool():  # the default allocator: the block goes back to the pool for reuse
+        a = gpuarray.zeros(64, np.float32)
+        a.gpudata.free()
+        return a
+
+    def own_mem_alloc():
+        a = gpuarray.zeros(64, np.float32, allocator=drv.mem_alloc)
+        a.gpudata.free()
+        return a
+
+    def view():
+        a = gpuarray.zeros(64, np.float32)
+        v = a[8:]
+        a.gpudata.free()
+        return v
+
+    return [("pool", own_pool), ("mem_alloc", own_mem_alloc), ("view", view)]
+
+
+FREED = _freed_arrays()
+
+
+@pytest.mark.parametrize("make", [m for _, m in FREED], ids=[n for n, _ in FREED])
+def test_call_refuses_a_freed_array(one_ptr, fake, make):
+    a = make()
+    fake.clear_launches()
+    with pytest.raises(drv.LogicError, match="freed"):
+        one_ptr(a, block=(1, 1, 1))
+    assert fake.launch_count() == 0
+
+
+@pytest.mark.parametrize("make", [m for _, m in FREED], ids=[n for n, _ in FREED])
+def test_prepared_calls_refuse_a_freed_array(one_ptr, fake, make):
+    a = make()
+    f = one_ptr.prepare("P")
+    fake.clear_launches()
+    stream = drv.Stream()
+    for call in (
+        lambda: f.prepared_call((1, 1), (1, 1, 1), a),
+        lambda: f.prepared_async_call((1, 1), (1, 1, 1), stream, a),
+        lambda: f.prepared_timed_call((1, 1), (1, 1, 1), a),
+    ):
+        with pytest.raises(drv.LogicError, match="freed"):
+            call()
+    assert fake.launch_count() == 0
+
+
+def test_graph_kernel_nodes_refuse_a_freed_array(one_ptr, fake):
+    a = FREED[2][1]()
+    g = drv.Graph()
+    with pytest.raises(drv.LogicError, match="freed"):
+        g.add_kernel_node(one_ptr, a, block=(1, 1, 1))
+    with pytest.raises(drv.LogicError, match="freed"):
+        g.add_kernel_node(one_ptr.prepare("P"), a, block=(1, 1, 1))
+    assert g.nodes == [] or len(g.nodes) == 0
+
+
+def test_live_arrays_and_views_still_pass_their_address(one_ptr, fake):
+    import struct
+
+    a = gpuarray.zeros(64, np.float32)
+    for arg, ptr in ((a, a.ptr), (a[8:], a.ptr + 32)):
+        one_ptr(arg, block=(1, 1, 1))
+        assert fake.last_launch().params == struct.pack("@P", ptr)
+        one_ptr.prepare("P").prepared_call((1, 1), (1, 1, 1), arg)
+        assert fake.last_launch().params == struct.pack("@P", ptr)
