@@ -3,6 +3,7 @@
 #include "array/array_object.hpp"
 #include "launch/numpy_scalars.hpp"
 #include "memory/memory.hpp"
+#include "memory/sampler.hpp"
 #include "support/host_buffer.hpp"
 
 #include <complex>
@@ -213,6 +214,9 @@ CUdeviceptr get_pointer(PyObject *v, const arg_context &c) {
       raise(PyExc_TypeError, c.where() + ": GPUArray was not initialised");
     return arr->size == 0 ? 0 : array::data_ptr(arr);
   }
+  // Texture and surface objects: their handle (refused when destroyed or their memory freed).
+  if (unsigned long long handle; sampler_handle(py::handle(v), &handle))
+    return static_cast<CUdeviceptr>(handle);
   try {
     return to_devptr(v);
   } catch (py::error_already_set &e) {

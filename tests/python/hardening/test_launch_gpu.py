@@ -86,3 +86,37 @@ def test_array_of_a_destroyed_context_is_not_read_through_its_address(ctx, kerne
             use()
     drv.Context.synchronize()
     np.testing.assert_array_equal(b.get(), np.arange(N, dtype=np.float32))
+
+
+def test_texture_over_freed_memory_is_refused(kernels):
+    _, read_tex = kernels
+    a = gpuarray.to_gpu(np.full(N, 3, np.float32))
+    tex = drv.TextureObject(a)
+    out = gpuarray.zeros(N, np.float32)
+    launch(read_tex, tex, out)
+    np.testing.assert_array_equal(out.get(), np.full(N, 3, np.float32))
+    freed = a.ptr
+    a.gpudata.free()
+    b, _keep = victim_over(freed)
+    out.fill(0)
+    with pytest.raises(drv.LogicError, match="memory it reads was freed"):
+        launch(read_tex, tex, out)
+    drv.Context.synchronize()
+    np.testing.assert_array_equal(out.get(), np.zeros(N, np.float32))  # nothing was read
+    np.testing.assert_array_equal(b.get(), np.arange(N, dtype=np.float32))
+    with pytest.raises(drv.LogicError, match="freed"):
+        drv.TextureObject(a)
+
+
+def test_texture_over_a_freed_cuda_array_is_refused(kernels):
+    _, read_tex = kernels
+    host = np.full((4, 64), 2, np.float32)
+    ary = drv.np_to_array(host, "C")
+    tex = drv.TextureObject(ary)
+    ary.free()
+    out = gpuarray.zeros(N, np.float32)
+    with pytest.raises(drv.LogicError, match="Array it reads was freed"):
+        launch(read_tex, tex, out)
+    with pytest.raises(drv.LogicError, match="freed"):
+        drv.TextureObject(ary)
+    np.testing.assert_array_equal(out.get(), np.zeros(N, np.float32))

@@ -1,5 +1,6 @@
 """Issue 26, lifetimes (fake driver): arrays of a destroyed context refuse every use with an error
-saying the context is gone."""
+saying the context is gone; texture objects never read freed memory (refused at creation, and
+refused at use once the memory they read was freed)."""
 
 import pickle
 
@@ -106,3 +107,75 @@ def test_arrays_of_a_live_context_still_work(ctx):
     a = gpuarray.to_gpu(np.arange(8, dtype=np.float32))
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(a[1:])).get(), np.arange(1, 8))
     assert a.__cuda_array_interface__["data"][0] == a.ptr
+
+
+# ---- texture objects ----------------------------------------------------------------------------
+
+
+def aligned(n=256, dtype=np.float32):
+    return gpuarray.to_gpu(np.arange(n, dtype=dtype))
+
+
+def test_texture_over_a_freed_gpuarray_or_view_is_refused(ctx):
+    a = aligned(1024)
+    v = a[128:]  # 512 bytes in: still texture-aligned
+    a.gpudata.free()
+    for source in (a, v):
+        with pytest.raises(drv.LogicError, match="freed"):
+            drv.TextureObject(source)
+
+
+def test_texture_refuses_use_once_its_gpuarray_memory_was_freed(ctx, fake):
+    f = drv.module_from_buffer(PTX).get_function("one_ptr")
+    a = aligned(1024)
+    for source in (a, a[128:]):
+        tex = drv.TextureObject(source)
+        f(tex, block=(1, 1, 1))  # live: goes
+    texes = [drv.TextureObject(a), drv.TextureObject(a[128:])]
+    a.gpudata.free()
+    fake.clear_launches()
+    for tex in texes:
+        with pytest.raises(drv.LogicError, match="memory it reads was freed"):
+            f(tex, block=(1, 1, 1))
+        with pytest.raises(drv.LogicError, match="memory it reads was freed"):
+            f.prepare("P").prepared_call((1, 1), (1, 1, 1), tex)
+        with pytest.raises(drv.LogicError, match="memory it reads was freed"):
+            int(tex)
+        tex.destroy()  # still harmless
+    assert fake.launch_count() == 0
+
+
+def test_texture_refuses_use_once_its_allocation_was_freed(ctx, fake):
+    f = drv.module_from_buffer(PTX).get_function("one_ptr")
+    mem = drv.mem_alloc(1024)
+    tex = drv.TextureObject(mem, format=drv.array_format.FLOAT, size_in_bytes=1024)
+    mem.free()
+    fake.clear_launches()
+    with pytest.raises(drv.LogicError, match="memory it reads was freed"):
+        f(tex, block=(1, 1, 1))
+    assert fake.launch_count() == 0
+
+
+def test_texture_and_surface_refuse_use_once_their_array_was_freed(ctx, fake):
+    f = drv.module_from_buffer(PTX).get_function("one_ptr")
+    desc = drv.ArrayDescriptor3D(8, 4, 0, drv.array_format.FLOAT, 1, drv.array3d_flags.SURFACE_LDST)
+    ary = drv.Array(desc)
+    tex, surf = drv.TextureObject(ary), drv.SurfaceObject(ary)
+    f(tex, block=(1, 1, 1))
+    f(surf, block=(1, 1, 1))
+    ary.free()
+    fake.clear_launches()
+    for obj in (tex, surf):
+        with pytest.raises(drv.LogicError, match="Array it reads was freed"):
+            f(obj, block=(1, 1, 1))
+    assert fake.launch_count() == 0
+
+
+def test_texture_of_a_destroyed_context_is_refused(ctx, fake):
+    f = drv.module_from_buffer(PTX).get_function("one_ptr")
+    other = drv.Device(0).make_context()
+    tex = drv.TextureObject(aligned())
+    drv.Context.pop()
+    other.detach()
+    with pytest.raises(drv.LogicError, match=GONE):
+        f(tex, block=(1, 1, 1))
