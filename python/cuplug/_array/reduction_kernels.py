@@ -43,6 +43,21 @@ def _is_array(x):
     return hasattr(x, "gpudata") and hasattr(x, "dtype") and hasattr(x, "shape")
 
 
+def _check_dtype(name, arg, x):
+    """TypeError unless `x` holds the element type `arg` declares, as ElementwiseKernel checks:
+    the kernel reads the memory as the declared type, so another dtype gives wrong values (or
+    reads past the array, when wider)."""
+    declared = np.dtype(arg.dtype)
+    if declared.kind in "biufcmM" or declared.fields is None:
+        ok = x.dtype == declared
+    else:  # struct and vector types: any dtype of the same size, as the elementwise engine
+        ok = x.dtype.itemsize == declared.itemsize
+    if not ok:
+        raise TypeError(
+            f"{name}(): argument {arg.name!r} must be a {declared} array, got {x.dtype} array"
+        )
+
+
 class ReductionKernel:
     """PyCUDA's ReductionKernel. ``acc_dtype`` (beyond PyCUDA): the type values are combined
     in, when wider than ``dtype_out`` (the result is converted once at the end)."""
@@ -141,6 +156,7 @@ class ReductionKernel:
                         f"{self.name}(): argument {a.name!r} must be a GPUArray, got "
                         f"{type(x).__name__}"
                     )
+                _check_dtype(self.name, a, x)
                 if x.size and not (x.flags.c_contiguous or x.flags.f_contiguous):
                     raise ValueError(
                         f"{self.name}(): argument {a.name!r} must be contiguous (strides "

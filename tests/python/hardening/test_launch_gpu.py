@@ -8,6 +8,7 @@ import pytest
 import cuplug.driver as drv
 from cuplug import gpuarray
 from cuplug.compiler import SourceModule
+from cuplug.reduction import ReductionKernel
 
 pytestmark = pytest.mark.real_gpu
 
@@ -86,6 +87,13 @@ def test_array_of_a_destroyed_context_is_not_read_through_its_address(ctx, kerne
             use()
     drv.Context.synchronize()
     np.testing.assert_array_equal(b.get(), np.arange(N, dtype=np.float32))
+
+
+def test_reduction_kernel_refuses_a_float64_array_for_a_float_argument(ctx):
+    krnl = ReductionKernel(np.float32, "0", "a+b", "in[i]", arguments="const float *in")
+    with pytest.raises(TypeError, match="must be a float32 array, got float64"):
+        krnl(gpuarray.to_gpu(np.arange(1000, dtype=np.float64)))
+    assert krnl(gpuarray.to_gpu(np.arange(1000, dtype=np.float32))).get() == 499500
 
 
 def test_texture_over_freed_memory_is_refused(kernels):

@@ -1,11 +1,12 @@
 """Issue 26, kernel arguments (fake driver): freed memory never reaches a kernel through
-Function.__call__, prepared calls or graph nodes."""
+Function.__call__, prepared calls or graph nodes; ReductionKernel checks its arguments' dtypes."""
 
 import numpy as np
 import pytest
 
 import cuplug.driver as drv
 from cuplug import gpuarray
+from cuplug.reduction import ReductionKernel
 
 pytestmark = pytest.mark.gpu
 
@@ -92,3 +93,28 @@ def test_live_arrays_and_views_still_pass_their_address(one_ptr, fake):
         assert fake.last_launch().params == struct.pack("@P", ptr)
         one_ptr.prepare("P").prepared_call((1, 1), (1, 1, 1), arg)
         assert fake.last_launch().params == struct.pack("@P", ptr)
+
+
+# ---- ReductionKernel dtypes ---------------------------------------------------------------------
+
+
+def test_reduction_kernel_refuses_another_dtype(ctx, fake):
+    krnl = ReductionKernel(np.float32, "0", "a+b", "in[i]", arguments="const float *in")
+    x = gpuarray.zeros(1000, np.float64)
+    fake.clear_launches()
+    with pytest.raises(TypeError, match=r"argument 'in' must be a float32 array, got float64"):
+        krnl(x)
+    assert fake.launch_count() == 0
+    krnl(gpuarray.zeros(1000, np.float32))
+    assert fake.launch_count() >= 1
+
+
+def test_reduction_kernel_refuses_a_freed_view(ctx, fake):
+    krnl = ReductionKernel(np.float32, "0", "a+b", "in[i]", arguments="const float *in")
+    a = gpuarray.zeros(1000, np.float32)
+    v = a[10:]
+    a.gpudata.free()
+    fake.clear_launches()
+    with pytest.raises(drv.LogicError, match="freed"):
+        krnl(v)
+    assert fake.launch_count() == 0
