@@ -8,6 +8,7 @@ import pytest
 import cuplug.driver as drv
 from cuplug import gpuarray
 from cuplug.compiler import SourceModule
+from cuplug.elementwise import ElementwiseKernel
 from cuplug.reduction import ReductionKernel
 
 pytestmark = pytest.mark.real_gpu
@@ -94,6 +95,19 @@ def test_reduction_kernel_refuses_a_float64_array_for_a_float_argument(ctx):
     with pytest.raises(TypeError, match="must be a float32 array, got float64"):
         krnl(gpuarray.to_gpu(np.arange(1000, dtype=np.float64)))
     assert krnl(gpuarray.to_gpu(np.arange(1000, dtype=np.float32))).get() == 499500
+
+
+@pytest.mark.parametrize("kw", [{"range": slice(0, 1000)}, {"range": slice(1000, -1, -1)}])
+def test_elementwise_range_past_the_arrays_is_refused(ctx, kw):
+    k = ElementwiseKernel("float *z", "z[i] = -1", "stamp_range")
+    z = gpuarray.zeros(8, np.float32)
+    neighbours = [gpuarray.to_gpu(np.arange(256, dtype=np.float32)) for _ in range(4)]
+    with pytest.raises(IndexError, match="out of bounds"):
+        k(z, **kw)
+    drv.Context.synchronize()
+    for n in neighbours:
+        np.testing.assert_array_equal(n.get(), np.arange(256, dtype=np.float32))
+    np.testing.assert_array_equal(z.get(), np.zeros(8, np.float32))
 
 
 def test_texture_over_freed_memory_is_refused(kernels):

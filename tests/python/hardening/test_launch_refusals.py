@@ -1,11 +1,13 @@
 """Issue 26, kernel arguments (fake driver): freed memory never reaches a kernel through
-Function.__call__, prepared calls or graph nodes; ReductionKernel checks its arguments' dtypes."""
+Function.__call__, prepared calls or graph nodes; ElementwiseKernel ranges stay inside every
+vector; ReductionKernel checks its arguments' dtypes."""
 
 import numpy as np
 import pytest
 
 import cuplug.driver as drv
 from cuplug import gpuarray
+from cuplug.elementwise import ElementwiseKernel
 from cuplug.reduction import ReductionKernel
 
 pytestmark = pytest.mark.gpu
@@ -93,6 +95,59 @@ def test_live_arrays_and_views_still_pass_their_address(one_ptr, fake):
         assert fake.last_launch().params == struct.pack("@P", ptr)
         one_ptr.prepare("P").prepared_call((1, 1), (1, 1, 1), arg)
         assert fake.last_launch().params == struct.pack("@P", ptr)
+
+
+# ---- ElementwiseKernel range= and slice= --------------------------------------------------------
+
+
+@pytest.fixture
+def axpy(ctx):
+    return ElementwiseKernel("float *z, const float *x", "z[i] = 2 * x[i]", "axpy_range")
+
+
+@pytest.mark.parametrize(
+    "kw, bad",
+    [
+        ({"range": slice(0, 1000)}, "index 999 is out of bounds for axis 0 with size 8"),
+        ({"range": slice(0, 9)}, "index 8 is out of bounds"),
+        ({"range": slice(-2, 4)}, "index -2 is out of bounds"),
+        ({"range": slice(8, 0, -1)}, "index 8 is out of bounds"),
+        ({"range": slice(7, -3, -1)}, "index -2 is out of bounds"),
+        ({"range": slice(0, 1000, 100)}, "index 900 is out of bounds"),
+    ],
+)
+def test_range_past_a_vector_is_refused(axpy, fake, kw, bad):
+    z, x = gpuarray.zeros(8, np.float32), gpuarray.zeros(8, np.float32)
+    fake.clear_launches()
+    with pytest.raises(IndexError, match=bad):
+        axpy(z, x, **kw)
+    assert fake.launch_count() == 0
+
+
+def test_slice_is_checked_against_every_vector(axpy, fake):
+    z, x = gpuarray.zeros(16, np.float32), gpuarray.zeros(8, np.float32)
+    fake.clear_launches()
+    # slice= clamps to the first vector (16), which still runs past x (8).
+    with pytest.raises(IndexError, match=r"argument 'x' has 8 elements: index 15"):
+        axpy(z, x, slice=slice(0, 1000))
+    assert fake.launch_count() == 0
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"range": slice(0, 8)},
+        {"range": slice(7, -1, -1)},
+        {"range": slice(1, 8, 3)},
+        {"slice": slice(None, None, -1)},
+        {"slice": slice(-3, None)},
+    ],
+)
+def test_ranges_inside_the_vectors_launch(axpy, fake, kw):
+    z, x = gpuarray.zeros(8, np.float32), gpuarray.zeros(8, np.float32)
+    fake.clear_launches()
+    axpy(z, x, **kw)
+    assert fake.launch_count() == 1
 
 
 # ---- ReductionKernel dtypes ---------------------------------------------------------------------
