@@ -21,6 +21,17 @@ std::string describe_context(CUcontext c) {
 
 void throw_mixed_devices(const std::string &routine, const std::string &argument,
                          CUcontext array_ctx, CUcontext here) {
+  // Two contexts of one device: naming the device twice ("on device 0 ..., but the current
+  // context is on device 0") would hide that it is the context that differs.
+  context_ptr mine = array_ctx != nullptr ? find_context(array_ctx) : nullptr;
+  context_ptr current_ctx = here != nullptr ? find_context(here) : nullptr;
+  if (mine && current_ctx && mine->device() == current_ctx->device())
+    throw py::value_error(
+        routine + ": argument '" + argument + "' belongs to " + describe_context(array_ctx) +
+        ", but the current context is another context of the same device (" +
+        describe_context(here) +
+        "): memory belongs to the context it was allocated in; make that context current "
+        "(ctx.push(), or with ctx:) to use it");
   std::string where = describe_context(array_ctx);
   std::string current = here != nullptr ? describe_context(here) : std::string("no context");
   throw py::value_error(routine + ": argument '" + argument + "' is on " + where +

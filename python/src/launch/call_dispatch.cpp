@@ -160,8 +160,14 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
     a.align = s->align;
     return;
   }
-  if (device_allocation *alloc = as_device_allocation(obj))
-    return a.pointer(allocation_pointer(*alloc));
+  if (device_allocation *alloc = as_device_allocation(obj)) {
+    const CUdeviceptr p = allocation_pointer(*alloc);
+    const context_ptr &owner = alloc->get_context();
+    if (kernel_ctx != nullptr && owner && owner->handle() != kernel_ctx)
+      array::throw_mixed_devices("kernel '" + kernel + "'", "#" + std::to_string(index),
+                                 owner->handle(), kernel_ctx);
+    return a.pointer(p);
+  }
   // cudaTextureObject_t / cudaSurfaceObject_t: 64-bit handles, passed like a pointer.
   if (unsigned long long handle; sampler_handle(obj, &handle))
     return a.pointer(static_cast<CUdeviceptr>(handle));

@@ -1,6 +1,7 @@
 """Issue 26, kernel arguments (fake driver): freed memory never reaches a kernel through
-Function.__call__, prepared calls or graph nodes; ElementwiseKernel ranges stay inside every
-vector; ReductionKernel checks its arguments' dtypes."""
+Function.__call__, prepared calls or graph nodes; a DeviceAllocation of another device is refused
+and mixed contexts of one device say so; ElementwiseKernel ranges stay inside every vector;
+ReductionKernel checks its arguments' dtypes."""
 
 import numpy as np
 import pytest
@@ -95,6 +96,45 @@ def test_live_arrays_and_views_still_pass_their_address(one_ptr, fake):
         assert fake.last_launch().params == struct.pack("@P", ptr)
         one_ptr.prepare("P").prepared_call((1, 1), (1, 1, 1), arg)
         assert fake.last_launch().params == struct.pack("@P", ptr)
+
+
+# ---- devices and foreign pointers ---------------------------------------------------------------
+
+
+@pytest.fixture
+def two():
+    drv.init()
+    if drv.Device.count() < 2:
+        pytest.skip("needs two devices (the fake driver has two)")
+    return drv.Device(0).retain_primary_context(), drv.Device(1).retain_primary_context()
+
+
+def test_call_refuses_a_device_allocation_of_another_device(two, fake):
+    c0, c1 = two
+    with c0:
+        mem = drv.mem_alloc(256)
+    with c1:
+        f = drv.module_from_buffer(PTX).get_function("one_ptr")
+        fake.clear_launches()
+        with pytest.raises(ValueError, match=r"argument '#0' is on device 0 .*device 1"):
+            f(mem, block=(1, 1, 1))
+        assert fake.launch_count() == 0
+        f(drv.mem_alloc(256), block=(1, 1, 1))  # its own device's memory still goes
+        assert fake.launch_count() == 1
+
+
+def test_mixed_contexts_of_one_device_say_so(ctx):
+    a = gpuarray.zeros(4, np.float32)
+    other = drv.Device(0).make_context()
+    try:
+        with pytest.raises(ValueError) as e:
+            a * 2
+        message = str(e.value)
+        assert "another context of the same device" in message
+        assert "current context is on device 0" not in message
+    finally:
+        drv.Context.pop()
+        other.detach()
 
 
 # ---- ElementwiseKernel range= and slice= --------------------------------------------------------
