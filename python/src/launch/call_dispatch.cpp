@@ -96,7 +96,19 @@ CUdeviceptr cai_pointer(PyObject *obj, const py::object &cai, py::handle launch_
     }
   }
   py::object data = cai["data"];
-  return to_devptr(py::object(data[py::int_(0)]));
+  const CUdeviceptr p = to_devptr(py::object(data[py::int_(0)]));
+  if (p == 0) {
+    // The protocol allows a null pointer only for an array of no elements.
+    bool empty = false;
+    for (py::handle extent : py::object(cai["shape"]))
+      empty = empty || py::int_(py::reinterpret_borrow<py::object>(extent)).cast<long long>() == 0;
+    if (!empty)
+      raise(PyExc_ValueError,
+            "parameter #" + std::to_string(index) + " (0-based): " + type_name(obj) +
+                ".__cuda_array_interface__ gives data pointer 0 (null) for shape " +
+                std::string(py::repr(cai["shape"])) + "; only an empty array may have no memory");
+  }
+  return p;
 }
 
 // One __call__ argument, classified: raw bytes to copy (numpy scalars, pointers, by-value).

@@ -1,7 +1,7 @@
 """Issue 26, kernel arguments (fake driver): freed memory never reaches a kernel through
 Function.__call__, prepared calls or graph nodes; a DeviceAllocation of another device is refused
-and mixed contexts of one device say so; ElementwiseKernel ranges stay inside every vector;
-ReductionKernel checks its arguments' dtypes."""
+and mixed contexts of one device say so; a null __cuda_array_interface__ pointer is refused;
+ElementwiseKernel ranges stay inside every vector; ReductionKernel checks its arguments' dtypes."""
 
 import numpy as np
 import pytest
@@ -135,6 +135,25 @@ def test_mixed_contexts_of_one_device_say_so(ctx):
     finally:
         drv.Context.pop()
         other.detach()
+
+
+class NullInterface:
+    def __init__(self, shape):
+        self.__cuda_array_interface__ = {
+            "data": (0, False),
+            "shape": shape,
+            "typestr": "<f4",
+            "version": 3,
+        }
+
+
+def test_call_refuses_a_null_cuda_array_interface_pointer(one_ptr, fake):
+    fake.clear_launches()
+    with pytest.raises(ValueError, match=r"data pointer 0 \(null\) for shape \(4,\)"):
+        one_ptr(NullInterface((4,)), block=(1, 1, 1))
+    assert fake.launch_count() == 0
+    one_ptr(NullInterface((0, 4)), block=(1, 1, 1))  # empty: no memory, allowed
+    assert fake.launch_count() == 1
 
 
 # ---- ElementwiseKernel range= and slice= --------------------------------------------------------
