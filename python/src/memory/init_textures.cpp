@@ -11,6 +11,7 @@
 #include "support/hints.hpp"
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 namespace cuplug::python {
@@ -143,6 +144,24 @@ CUDA_RESOURCE_DESC resource_of(py::handle source, const py::dict &layout, CUarra
   return r;
 }
 
+// One of `names` (the enum's members, in value order) as the driver's value. Strings and numbers
+// outside the enum are refused with the accepted members listed (PyCUDA takes the enum only).
+int enum_member(py::handle value, const char *keyword, const char *enum_name,
+                std::initializer_list<const char *> names) {
+  std::string accepted;
+  for (const char *n : names)
+    accepted += std::string(accepted.empty() ? "" : ", ") + enum_name + "." + n;
+  const std::string expected =
+      std::string("TextureObject: ") + keyword + " must be one of " + accepted + ", got ";
+  if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()) || PyFloat_Check(value.ptr()) ||
+      !PyIndex_Check(value.ptr()))
+    throw py::type_error(expected + std::string(py::repr(value)) + " (" + type_name(value) + ")");
+  const long long v = py::int_(py::reinterpret_borrow<py::object>(value)).cast<long long>();
+  if (v < 0 || v >= static_cast<long long>(names.size()))
+    throw py::value_error(expected + std::to_string(v));
+  return static_cast<int>(v);
+}
+
 // TextureObject's keywords that become its CUDA_TEXTURE_DESC.
 struct texture_options {
   py::object address_mode, filter_mode, border_color;
@@ -166,8 +185,10 @@ CUDA_TEXTURE_DESC texture_desc(const texture_options &o, CUarray_format format) 
                           std::to_string(list.size()));
   for (int i = 0; i < 3; ++i)
     t.addressMode[i] = static_cast<CUaddress_mode>(
-        py::int_(list[std::min<std::size_t>(i, list.size() - 1)]).cast<int>());
-  t.filterMode = static_cast<CUfilter_mode>(py::int_(o.filter_mode).cast<int>());
+        enum_member(list[std::min<std::size_t>(i, list.size() - 1)], "address_mode", "address_mode",
+                    {"WRAP", "CLAMP", "MIRROR", "BORDER"}));
+  t.filterMode = static_cast<CUfilter_mode>(
+      enum_member(o.filter_mode, "filter_mode", "filter_mode", {"POINT", "LINEAR"}));
   const std::string &read_mode = o.read_mode;
   if (read_mode != "element_type" && read_mode != "normalized_float")
     throw py::value_error("TextureObject: read_mode must be 'element_type' or 'normalized_float', "

@@ -1,6 +1,6 @@
 """Issue 26, lifetimes (fake driver): arrays of a destroyed context refuse every use with an error
 saying the context is gone; texture objects never read freed memory (refused at creation, and
-refused at use once the memory they read was freed)."""
+refused at use once the memory they read was freed); clear errors for bad texture modes."""
 
 import pickle
 
@@ -179,3 +179,24 @@ def test_texture_of_a_destroyed_context_is_refused(ctx, fake):
     other.detach()
     with pytest.raises(drv.LogicError, match=GONE):
         f(tex, block=(1, 1, 1))
+
+
+@pytest.mark.parametrize(
+    "kw, error, match",
+    [
+        ({"address_mode": "wrap"}, TypeError, r"address_mode must be one of address_mode.WRAP, "),
+        ({"address_mode": ("wrap", "clamp")}, TypeError, r"address_mode.BORDER, got 'wrap'"),
+        ({"address_mode": 7}, ValueError, r"address_mode must be one of .* got 7"),
+        ({"address_mode": 1.0}, TypeError, r"address_mode must be one of"),
+        ({"filter_mode": "linear"}, TypeError, r"filter_mode must be one of filter_mode.POINT"),
+    ],
+)
+def test_texture_modes_that_are_not_the_enum_name_the_accepted_values(ctx, kw, error, match):
+    with pytest.raises(error, match=match):
+        drv.TextureObject(aligned(), **kw)
+
+
+def test_texture_modes_as_enums_and_ints_still_work(ctx):
+    drv.TextureObject(aligned(), address_mode=drv.address_mode.WRAP)
+    drv.TextureObject(aligned(), address_mode=(drv.address_mode.BORDER, 1))
+    drv.TextureObject(aligned(), filter_mode=drv.filter_mode.LINEAR)
