@@ -1,7 +1,8 @@
 """Issue 26, kernel arguments (fake driver): freed memory never reaches a kernel through
 Function.__call__, prepared calls or graph nodes; a DeviceAllocation of another device is refused
 and mixed contexts of one device say so; a null __cuda_array_interface__ pointer is refused;
-ElementwiseKernel ranges stay inside every vector; ReductionKernel checks its arguments' dtypes."""
+ElementwiseKernel ranges stay inside every vector; ReductionKernel checks its arguments' dtypes;
+clear errors for bad arguments= and CUDA_DEVICE."""
 
 import numpy as np
 import pytest
@@ -209,7 +210,7 @@ def test_ranges_inside_the_vectors_launch(axpy, fake, kw):
     assert fake.launch_count() == 1
 
 
-# ---- ReductionKernel dtypes ---------------------------------------------------------------------
+# ---- ReductionKernel dtypes, arguments= ---------------------------------------------------------
 
 
 def test_reduction_kernel_refuses_another_dtype(ctx, fake):
@@ -232,3 +233,16 @@ def test_reduction_kernel_refuses_a_freed_view(ctx, fake):
     with pytest.raises(drv.LogicError, match="freed"):
         krnl(v)
     assert fake.launch_count() == 0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ElementwiseKernel(123, "z[i] = 0"),
+        lambda: ReductionKernel(np.float32, "0", "a+b", arguments=123),
+    ],
+    ids=["elementwise", "reduction"],
+)
+def test_arguments_that_are_not_a_declaration_are_a_clear_type_error(make):
+    with pytest.raises(TypeError, match=r"arguments must be a C declaration string .*got int"):
+        make()
