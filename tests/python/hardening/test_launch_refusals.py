@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cuplug.driver as drv
-from cuplug import gpuarray
+from cuplug import gpuarray, tools
 from cuplug.elementwise import ElementwiseKernel
 from cuplug.reduction import ReductionKernel
 
@@ -246,3 +246,16 @@ def test_reduction_kernel_refuses_a_freed_view(ctx, fake):
 def test_arguments_that_are_not_a_declaration_are_a_clear_type_error(make):
     with pytest.raises(TypeError, match=r"arguments must be a C declaration string .*got int"):
         make()
+
+
+# ---- CUDA_DEVICE --------------------------------------------------------------------------------
+
+
+def test_cuda_device_out_of_range_names_the_variable_and_the_count(monkeypatch):
+    drv.init()
+    monkeypatch.setenv("CUDA_DEVICE", "99")
+    with pytest.raises(ValueError, match=r"CUDA device number 99 \(from CUDA_DEVICE.*has \d+ CUDA"):
+        tools.make_default_context()
+    monkeypatch.setenv("CUDA_DEVICE", "-1")
+    with pytest.raises(ValueError, match="CUDA device number -1"):
+        tools.make_default_context()
