@@ -152,7 +152,13 @@ def parse_arguments(arguments, taken=KERNEL_NAMES) -> list:
                     "(cuplug.tools.get_or_register_dtype registers more)"
                 ) from None
     else:
-        parsed = list(arguments)
+        try:
+            parsed = list(arguments)
+        except TypeError:
+            raise TypeError(
+                "arguments must be a C declaration string ('float *z, const float *x') or a "
+                f"list of VectorArg/ScalarArg objects, got {type(arguments).__name__}"
+            ) from None
         for a in parsed:
             if not isinstance(a, (VectorArg, ScalarArg)):
                 raise TypeError(

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from cuplug import _core
 from cuplug._core import array_format
+
+_ArrayBase = _core._array.ArrayBase
 
 _FORMATS = {
     np.dtype(np.uint8): array_format.UNSIGNED_INT8,
@@ -91,6 +94,10 @@ def _check_alignment(result: dict) -> None:
 
 def _pointer_and_owner(source):
     """The device address of `source` and the object owning its memory (or None)."""
+    if isinstance(source, _ArrayBase):
+        # .ptr refuses freed memory and a destroyed context's (a view's gpudata is a bare int);
+        # the array itself is the owner: the texture keeps it, and checks its memory, alive.
+        return source.ptr, source
     gpudata = getattr(source, "gpudata", None)
     if gpudata is not None:
         return int(gpudata), gpudata

@@ -392,6 +392,9 @@ class ElementwiseKernel:
         count = max(0, -(-(stop - start) // step))
         if count == 0:
             return
+        self._check_range(
+            args, start, stop, step, count, "slice" if slice_ is not None else "range"
+        )
         func = self._range_function()
         values = []
         for a, x in zip(self.arguments, args):
@@ -399,6 +402,21 @@ class ElementwiseKernel:
         block = _cg.BLOCK
         grid = min(-(-count // block), 65535 * 8)
         func.prepared_async_call((grid, 1), (block, 1, 1), stream, *values, n, start, stop, step)
+
+    def _check_range(self, args, start, stop, step, count, keyword):
+        """IndexError unless every index the range kernel touches (start, start + step, ...,
+        count of them) lies inside every vector argument: the kernel indexes raw memory."""
+        last = start + (count - 1) * step
+        lo, hi = min(start, last), max(start, last)
+        for k in self._vectors:
+            size = args[k].size
+            if lo < 0 or hi >= size:
+                bad = lo if lo < 0 else hi
+                raise IndexError(
+                    f"{self.name}(): {keyword}=slice({start}, {stop}, {step}) runs over indices "
+                    f"{start} to {last}, but argument {self.arguments[k].name!r} has {size} "
+                    f"elements: index {bad} is out of bounds for axis 0 with size {size}"
+                )
 
     def _range_function(self):
         from cuplug import driver

@@ -91,6 +91,11 @@ def make_default_context(ctx_maker=None):
 
     devn = _configured_device_number()
     if devn is not None:
+        if not 0 <= devn < ndevices:
+            raise ValueError(
+                f"CUDA device number {devn} (from CUDA_DEVICE or ~/.cuda_device) is out of range: "
+                f"this machine has {ndevices} CUDA device(s), numbered 0 to {ndevices - 1}"
+            )
         return ctx_maker(cuda.Device(devn))
 
     for devn in range(ndevices):

@@ -72,7 +72,7 @@ def test_an_array_of_a_detached_context_has_no_context_and_touches_no_dead_handl
     drv.Context.pop()
     ctx.detach()
     assert a.context is None and a.device is None
-    with c0, pytest.raises(ValueError, match=r"no longer wrapped: device unknown"):
+    with c0, pytest.raises(drv.LogicError, match=r"\(device 1\) was detached and destroyed"):
         a * 2
 
 

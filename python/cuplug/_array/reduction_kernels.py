@@ -43,6 +43,21 @@ def _is_array(x):
     return hasattr(x, "gpudata") and hasattr(x, "dtype") and hasattr(x, "shape")
 
 
+def _check_dtype(name, arg, x):
+    """TypeError unless `x` holds the element type `arg` declares, as ElementwiseKernel checks:
+    the kernel reads the memory as the declared type, so another dtype gives wrong values (or
+    reads past the array, when wider)."""
+    declared = np.dtype(arg.dtype)
+    if declared.kind in "biufcmM" or declared.fields is None:
+        ok = x.dtype == declared
+    else:  # struct and vector types: any dtype of the same size, as the elementwise engine
+        ok = x.dtype.itemsize == declared.itemsize
+    if not ok:
+        raise TypeError(
+            f"{name}(): argument {arg.name!r} must be a {declared} array, got {x.dtype} array"
+        )
+
+
 class ReductionKernel:
     """PyCUDA's ReductionKernel. ``acc_dtype`` (beyond PyCUDA): the type values are combined
     in, when wider than ``dtype_out`` (the result is converted once at the end)."""
@@ -141,6 +156,7 @@ class ReductionKernel:
                         f"{self.name}(): argument {a.name!r} must be a GPUArray, got "
                         f"{type(x).__name__}"
                     )
+                _check_dtype(self.name, a, x)
                 if x.size and not (x.flags.c_contiguous or x.flags.f_contiguous):
                     raise ValueError(
                         f"{self.name}(): argument {a.name!r} must be contiguous (strides "
@@ -148,7 +164,9 @@ class ReductionKernel:
                     )
                 if first is None:
                     first = x
-                values.append(x.gpudata if x.size else 0)
+                # The array itself: the packer refuses freed memory and a destroyed context's
+                # (a view's gpudata is a bare address).
+                values.append(x if x.size else 0)
             else:
                 values.append(x)
         n = first.size
@@ -167,16 +185,14 @@ class ReductionKernel:
                 )
         stage1, final, stage2, max_blocks = self._functions_for_current_context()
         if n <= SINGLE_BLOCK_MAX:
-            final.prepared_async_call((1, 1), (_rg.BLOCK, 1, 1), stream, out.gpudata, *values, n)
+            final.prepared_async_call((1, 1), (_rg.BLOCK, 1, 1), stream, out, *values, n)
             return out
         blocks, chunk = _rg.split(n, max_blocks)
         partial = _empty((blocks,), self.acc_dtype, allocator=alloc)
         stage1.prepared_async_call(
             (blocks, 1), (_rg.BLOCK, 1, 1), stream, partial.gpudata, *values, chunk, n
         )
-        stage2.prepared_async_call(
-            (1, 1), (_rg.BLOCK, 1, 1), stream, out.gpudata, partial.gpudata, blocks
-        )
+        stage2.prepared_async_call((1, 1), (_rg.BLOCK, 1, 1), stream, out, partial.gpudata, blocks)
         return out
 
 

@@ -91,6 +91,14 @@ device_allocation_ptr allocate_array_memory(std::size_t bytes, CUstream stream,
                                              std::move(alloc), stream, std::move(owner));
 }
 
+void throw_context_gone(const array_object *a) {
+  const context_ptr &ctx = a->memory->get_context();
+  throw cuda_error("GPUArray", CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                   "the array's context (device " + std::to_string(ctx->device()) +
+                       ") was detached and destroyed, and its memory with it; the array can no "
+                       "longer be used (make it again in a live context)");
+}
+
 void allocate_memory(array_object *a, py::handle allocator_obj, CUstream stream,
                      py::handle stream_owner) {
   const std::size_t bytes = static_cast<std::size_t>(a->size) * a->itemsize;

@@ -76,10 +76,19 @@ void allocate_memory(array_object *a, py::handle allocator, CUstream stream,
 void attach_view(array_object *a, array_object *parent, CUdeviceptr ptr);
 void attach_gpudata(array_object *a, py::handle gpudata, py::handle base);
 
-// The device pointer for a kernel: raises LogicError if the memory was freed.
+// Raises LogicError: `a`'s context was destroyed (array_memory.cpp).
+[[noreturn]] void throw_context_gone(const array_object *a);
+
+// The device pointer for a kernel, a copy or an export: raises LogicError if the memory was
+// freed, or if its context was destroyed (detached: the address may already belong to another
+// context's memory). Two flag reads, no driver call.
 inline CUdeviceptr data_ptr(const array_object *a) {
-  if (a->memory && a->memory->freed())
-    device_allocation::throw_freed("GPUArray");
+  if (a->memory) {
+    if (a->memory->freed())
+      device_allocation::throw_freed("GPUArray");
+    if (const context_ptr &ctx = a->memory->get_context(); ctx && !ctx->valid())
+      throw_context_gone(a);
+  }
   return a->ptr;
 }
 

@@ -240,10 +240,10 @@ void elementwise_core::launch(const operand *ops, CUstream stream,
     if (!args_[k].vector)
       continue;
     const array_object *a = ops[k].array;
+    if (a->size != 0)
+      data_ptr(a); // raises for freed memory or a destroyed context (whose handle may be reused)
     if (a->ctx != nullptr && a->ctx != here)
       throw_mixed_devices(name_, args_[k].name, a->ctx, here);
-    if (a->size != 0)
-      data_ptr(a); // raises for freed memory
   }
   launch_plan p = plan(ops, iter_shape);
   if (p.n == 0)

@@ -21,6 +21,17 @@ std::string describe_context(CUcontext c) {
 
 void throw_mixed_devices(const std::string &routine, const std::string &argument,
                          CUcontext array_ctx, CUcontext here) {
+  // Two contexts of one device: naming the device twice ("on device 0 ..., but the current
+  // context is on device 0") would hide that it is the context that differs.
+  context_ptr mine = array_ctx != nullptr ? find_context(array_ctx) : nullptr;
+  context_ptr current_ctx = here != nullptr ? find_context(here) : nullptr;
+  if (mine && current_ctx && mine->device() == current_ctx->device())
+    throw py::value_error(
+        routine + ": argument '" + argument + "' belongs to " + describe_context(array_ctx) +
+        ", but the current context is another context of the same device (" +
+        describe_context(here) +
+        "): memory belongs to the context it was allocated in; make that context current "
+        "(ctx.push(), or with ctx:) to use it");
   std::string where = describe_context(array_ctx);
   std::string current = here != nullptr ? describe_context(here) : std::string("no context");
   throw py::value_error(routine + ": argument '" + argument + "' is on " + where +
@@ -35,6 +46,8 @@ void check_same_context(const std::string &routine, py::handle args, CUcontext h
   for (py::handle item : args) {
     if (is_array(item.ptr())) {
       const array_object *a = as_array(item.ptr());
+      // Freed memory or a destroyed context first: its handle may be reused by another.
+      data_ptr(a);
       if (a->ctx != nullptr && a->ctx != here)
         throw_mixed_devices(routine, "#" + std::to_string(index), a->ctx, here);
     }

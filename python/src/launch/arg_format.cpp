@@ -82,7 +82,7 @@ void pack_prepared(const arg_layout &layout, PyObject *const *args, std::size_t 
     // Python int, an exact numpy scalar of the slot's own code.
     if (slot.code == 'P') {
       if (device_allocation *alloc = as_device_allocation(v)) {
-        const CUdeviceptr p = alloc->ptr();
+        const CUdeviceptr p = allocation_pointer(*alloc); // freed / destroyed context: refused
         std::memcpy(dst, &p, sizeof p);
         continue;
       }

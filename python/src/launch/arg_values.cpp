@@ -1,7 +1,9 @@
 // Per-code value conversion (integers, floats, complex, pointers, buffers) for kernel arguments.
 #include "launch/arg_values.hpp"
+#include "array/array_object.hpp"
 #include "launch/numpy_scalars.hpp"
 #include "memory/memory.hpp"
+#include "memory/sampler.hpp"
 #include "support/host_buffer.hpp"
 
 #include <complex>
@@ -14,6 +16,15 @@ namespace cuplug::python {
 
 std::string slot_format(char code, std::size_t size) {
   return code == 's' ? std::to_string(size) + "s" : std::string(1, code);
+}
+
+CUdeviceptr allocation_pointer(const device_allocation &alloc) {
+  const CUdeviceptr p = alloc.ptr(); // LogicError when freed
+  if (const context_ptr &ctx = alloc.get_context(); ctx && !ctx->valid())
+    throw cuda_error("DeviceAllocation", CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                     "the allocation's context (device " + std::to_string(ctx->device()) +
+                         ") was detached and destroyed, and its memory with it");
+  return p;
 }
 
 [[noreturn]] void raise(PyObject *type, const std::string &message) {
@@ -195,10 +206,26 @@ CUdeviceptr get_pointer(PyObject *v, const arg_context &c) {
     return static_cast<CUdeviceptr>(x.bits);
   }
   if (device_allocation *alloc = as_device_allocation(v))
-    return alloc->ptr();
+    return allocation_pointer(*alloc);
+  // cuplug's arrays: refused when freed or of a destroyed context (flag reads).
+  if (array::array_type() != nullptr && array::is_array(v)) {
+    const array::array_object *arr = array::as_array(v);
+    if (arr->dtype == nullptr)
+      raise(PyExc_TypeError, c.where() + ": GPUArray was not initialised");
+    return arr->size == 0 ? 0 : array::data_ptr(arr);
+  }
+  // Texture and surface objects: their handle (refused when destroyed or their memory freed).
+  if (unsigned long long handle; sampler_handle(py::handle(v), &handle))
+    return static_cast<CUdeviceptr>(handle);
   try {
     return to_devptr(v);
-  } catch (py::error_already_set &) {
+  } catch (py::error_already_set &e) {
+    // cuplug's own errors (a freed allocation's LogicError) pass as they are; conversion
+    // errors get the argument's context.
+    if (!e.matches(PyExc_TypeError) && !e.matches(PyExc_ValueError) &&
+        !e.matches(PyExc_OverflowError))
+      throw;
+    e.restore();
     raise_with_context(c);
   } catch (const py::builtin_exception &e) {
     raise(PyExc_TypeError, c.where() + ": " + e.what());

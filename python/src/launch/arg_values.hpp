@@ -3,6 +3,7 @@
 #pragma once
 
 #include "launch/arg_packer.hpp"
+#include "memory/memory.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -90,6 +91,12 @@ std::string pending_message();
 
 // Re-raises the pending Python error as TypeError with the argument's context prepended.
 [[noreturn]] void raise_with_context(const arg_context &c);
+
+// ---- device pointers ----------------------------------------------------------------------------
+
+// A DeviceAllocation's address for a kernel: LogicError when it was freed or when its context was
+// destroyed (the address may belong to newer memory by then). Flag reads only.
+CUdeviceptr allocation_pointer(const device_allocation &alloc);
 
 // ---- one value per format code ------------------------------------------------------------------
 

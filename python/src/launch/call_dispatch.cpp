@@ -96,7 +96,19 @@ CUdeviceptr cai_pointer(PyObject *obj, const py::object &cai, py::handle launch_
     }
   }
   py::object data = cai["data"];
-  return to_devptr(py::object(data[py::int_(0)]));
+  const CUdeviceptr p = to_devptr(py::object(data[py::int_(0)]));
+  if (p == 0) {
+    // The protocol allows a null pointer only for an array of no elements.
+    bool empty = false;
+    for (py::handle extent : py::object(cai["shape"]))
+      empty = empty || py::int_(py::reinterpret_borrow<py::object>(extent)).cast<long long>() == 0;
+    if (!empty)
+      raise(PyExc_ValueError,
+            "parameter #" + std::to_string(index) + " (0-based): " + type_name(obj) +
+                ".__cuda_array_interface__ gives data pointer 0 (null) for shape " +
+                std::string(py::repr(cai["shape"])) + "; only an empty array may have no memory");
+  }
+  return p;
 }
 
 // One __call__ argument, classified: raw bytes to copy (numpy scalars, pointers, by-value).
@@ -160,8 +172,14 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
     a.align = s->align;
     return;
   }
-  if (device_allocation *alloc = as_device_allocation(obj))
-    return a.pointer(alloc->ptr());
+  if (device_allocation *alloc = as_device_allocation(obj)) {
+    const CUdeviceptr p = allocation_pointer(*alloc);
+    const context_ptr &owner = alloc->get_context();
+    if (kernel_ctx != nullptr && owner && owner->handle() != kernel_ctx)
+      array::throw_mixed_devices("kernel '" + kernel + "'", "#" + std::to_string(index),
+                                 owner->handle(), kernel_ctx);
+    return a.pointer(p);
+  }
   // cudaTextureObject_t / cudaSurfaceObject_t: 64-bit handles, passed like a pointer.
   if (unsigned long long handle; sampler_handle(obj, &handle))
     return a.pointer(static_cast<CUdeviceptr>(handle));
@@ -191,7 +209,7 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
     if (cls.managed_allocation != Py_None) {
       py::object base = py::handle(obj).attr("base");
       if (is_instance(base.ptr(), cls.managed_allocation))
-        return a.pointer(as_device_allocation(base)->ptr());
+        return a.pointer(allocation_pointer(*as_device_allocation(base)));
     }
     return a.buffer(obj, index, kernel);
   }
@@ -200,10 +218,13 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
   // cuplug's own arrays: their address, without building their interface dict.
   if (array::array_type() != nullptr && array::is_array(obj)) {
     const array::array_object *arr = array::as_array(obj);
+    // Freed memory, or a destroyed context's, may already be another array's: refused (a flag
+    // read), before the context compare (a destroyed context's handle may come back).
+    const CUdeviceptr p = array::data_ptr(arr);
     if (kernel_ctx != nullptr && arr->ctx != nullptr && arr->ctx != kernel_ctx)
       array::throw_mixed_devices("kernel '" + kernel + "'", "#" + std::to_string(index), arr->ctx,
                                  kernel_ctx);
-    return a.pointer(arr->ptr);
+    return a.pointer(p);
   }
   if (py::object cai = attr_or_null(obj, "__cuda_array_interface__")) {
     const int truth = PyObject_IsTrue(cai.ptr());

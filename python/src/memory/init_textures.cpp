@@ -1,6 +1,7 @@
 // Texture and surface objects (cuTexObjectCreate / cuSurfObjectCreate): TextureObject and
 // SurfaceObject, 64-bit handles that kernels take as cudaTextureObject_t / cudaSurfaceObject_t.
 // Each keeps what it reads (an Array, a GPUArray, an allocation) alive while it lives.
+#include "array/array_object.hpp"
 #include "bindings.hpp"
 #include "driver/activation.hpp"
 #include "memory/cuda_array.hpp"
@@ -10,6 +11,7 @@
 #include "support/hints.hpp"
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 namespace cuplug::python {
@@ -44,10 +46,25 @@ void sampler::destroy() {
     });
 }
 
+// Freeing the memory explicitly while a texture reads it is allowed (free() means "now", as in
+// PyCUDA, and a texture must not pin memory its owner gave back); the texture then refuses to
+// be used, so the freed block (perhaps another array's by now) is never read through it. Merely
+// dropping the source cannot free it: the texture holds a reference.
 unsigned long long sampler::handle() const {
+  const char *routine = kind_ == kind::texture ? "TextureObject" : "SurfaceObject";
   if (handle_ == 0)
-    throw cuda_error(kind_ == kind::texture ? "TextureObject" : "SurfaceObject",
-                     CUDA_ERROR_INVALID_HANDLE, "it was destroyed");
+    throw cuda_error(routine, CUDA_ERROR_INVALID_HANDLE, "it was destroyed");
+  if (memory_ && memory_->freed())
+    throw cuda_error(routine, CUDA_ERROR_INVALID_HANDLE,
+                     "the device memory it reads was freed (free()); make a new one over live "
+                     "memory");
+  if (array_ && array_->freed())
+    throw cuda_error(routine, CUDA_ERROR_INVALID_HANDLE,
+                     "the Array it reads was freed (Array.free()); make a new one over a live "
+                     "Array");
+  if (ctx_ && !ctx_->valid())
+    throw cuda_error(routine, CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                     "its context was detached and destroyed, and the memory it reads with it");
   return handle_;
 }
 
@@ -79,8 +96,10 @@ CUarray_format format_of(py::handle value) {
 
 // The resource behind `source`: an Array, or device memory that cuplug._textures describes
 // (GPUArray, objects with __cuda_array_interface__, or a pointer with an explicit layout).
+// What the texture reads (for its use-after-free checks) goes to *memory / *array.
 CUDA_RESOURCE_DESC resource_of(py::handle source, const py::dict &layout, CUarray_format *format,
-                               context_ptr *ctx) {
+                               context_ptr *ctx, device_allocation_ptr *memory,
+                               cuda_array_ptr *array) {
   CUDA_RESOURCE_DESC r;
   std::memset(&r, 0, sizeof r);
   if (cuda_array *a = as_cuda_array(source)) {
@@ -92,14 +111,21 @@ CUDA_RESOURCE_DESC resource_of(py::handle source, const py::dict &layout, CUarra
     r.res.array.hArray = a->handle("TextureObject");
     *format = a->descriptor().Format;
     *ctx = a->get_context();
+    *array = py::reinterpret_borrow<py::object>(source).cast<cuda_array_ptr>();
     return r;
   }
   py::dict d = py::module_::import("cuplug._textures").attr("describe_memory")(source, **layout);
   const CUdeviceptr ptr = d["ptr"].cast<CUdeviceptr>();
   *format = format_of(d["format"]);
   const unsigned channels = d["num_channels"].cast<unsigned>();
-  if (device_allocation *alloc = as_device_allocation(d["owner"]))
-    *ctx = alloc->get_context();
+  py::object owner = d["owner"];
+  if (as_device_allocation(owner) != nullptr) {
+    *memory = owner.cast<device_allocation_ptr>();
+  } else if (array::array_type() != nullptr && array::is_array(owner.ptr())) {
+    *memory = array::as_array(owner.ptr())->memory; // null for memory cuplug does not own
+  }
+  if (*memory)
+    *ctx = (*memory)->get_context();
   if (d.contains("height")) {
     r.resType = CU_RESOURCE_TYPE_PITCH2D;
     r.res.pitch2D.devPtr = ptr;
@@ -116,6 +142,24 @@ CUDA_RESOURCE_DESC resource_of(py::handle source, const py::dict &layout, CUarra
     r.res.linear.sizeInBytes = d["size_in_bytes"].cast<std::size_t>();
   }
   return r;
+}
+
+// One of `names` (the enum's members, in value order) as the driver's value. Strings and numbers
+// outside the enum are refused with the accepted members listed (PyCUDA takes the enum only).
+int enum_member(py::handle value, const char *keyword, const char *enum_name,
+                std::initializer_list<const char *> names) {
+  std::string accepted;
+  for (const char *n : names)
+    accepted += std::string(accepted.empty() ? "" : ", ") + enum_name + "." + n;
+  const std::string expected =
+      std::string("TextureObject: ") + keyword + " must be one of " + accepted + ", got ";
+  if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()) || PyFloat_Check(value.ptr()) ||
+      !PyIndex_Check(value.ptr()))
+    throw py::type_error(expected + std::string(py::repr(value)) + " (" + type_name(value) + ")");
+  const long long v = py::int_(py::reinterpret_borrow<py::object>(value)).cast<long long>();
+  if (v < 0 || v >= static_cast<long long>(names.size()))
+    throw py::value_error(expected + std::to_string(v));
+  return static_cast<int>(v);
 }
 
 // TextureObject's keywords that become its CUDA_TEXTURE_DESC.
@@ -141,8 +185,10 @@ CUDA_TEXTURE_DESC texture_desc(const texture_options &o, CUarray_format format) 
                           std::to_string(list.size()));
   for (int i = 0; i < 3; ++i)
     t.addressMode[i] = static_cast<CUaddress_mode>(
-        py::int_(list[std::min<std::size_t>(i, list.size() - 1)]).cast<int>());
-  t.filterMode = static_cast<CUfilter_mode>(py::int_(o.filter_mode).cast<int>());
+        enum_member(list[std::min<std::size_t>(i, list.size() - 1)], "address_mode", "address_mode",
+                    {"WRAP", "CLAMP", "MIRROR", "BORDER"}));
+  t.filterMode = static_cast<CUfilter_mode>(
+      enum_member(o.filter_mode, "filter_mode", "filter_mode", {"POINT", "LINEAR"}));
   const std::string &read_mode = o.read_mode;
   if (read_mode != "element_type" && read_mode != "normalized_float")
     throw py::value_error("TextureObject: read_mode must be 'element_type' or 'normalized_float', "
@@ -177,15 +223,19 @@ std::unique_ptr<texture_object> make_texture(py::handle source, const texture_op
                                              const py::dict &layout) {
   CUarray_format format;
   context_ptr ctx;
-  const CUDA_RESOURCE_DESC res = resource_of(source, layout, &format, &ctx);
+  device_allocation_ptr memory;
+  cuda_array_ptr array;
+  const CUDA_RESOURCE_DESC res = resource_of(source, layout, &format, &ctx, &memory, &array);
   const CUDA_TEXTURE_DESC tex = texture_desc(options, format);
   if (!ctx)
     ctx = context::current_or_throw("TextureObject");
   scoped_activation_if_none active(ctx);
   CUtexObject handle = 0;
   CUPLUG_CALL(cuTexObjectCreate, &handle, &res, &tex, nullptr);
-  return std::make_unique<texture_object>(sampler::kind::texture, ctx, handle,
-                                          py::reinterpret_borrow<py::object>(source));
+  auto made = std::make_unique<texture_object>(sampler::kind::texture, ctx, handle,
+                                               py::reinterpret_borrow<py::object>(source));
+  made->watch(std::move(memory), std::move(array));
+  return made;
 }
 
 std::unique_ptr<surface_object> make_surface(py::handle source) {
@@ -203,8 +253,10 @@ std::unique_ptr<surface_object> make_surface(py::handle source) {
   scoped_activation_if_none active(a->get_context());
   CUsurfObject handle = 0;
   CUPLUG_CALL(cuSurfObjectCreate, &handle, &res);
-  return std::make_unique<surface_object>(sampler::kind::surface, a->get_context(), handle,
-                                          py::reinterpret_borrow<py::object>(source));
+  auto made = std::make_unique<surface_object>(sampler::kind::surface, a->get_context(), handle,
+                                               py::reinterpret_borrow<py::object>(source));
+  made->watch(nullptr, py::reinterpret_borrow<py::object>(source).cast<cuda_array_ptr>());
+  return made;
 }
 
 template <class T> void bind_common(py::class_<T> &cls) {

@@ -262,7 +262,9 @@ def test_mixing_contexts_is_refused(env):
     other = drv.Device(0).make_context()
     try:
         with pytest.raises(
-            ValueError, match=r"is on device 0 \(context .*, but the current context is on device 0"
+            ValueError,
+            match=r"belongs to device 0 \(context .*, but the current context is another context "
+            r"of the same device",
         ):
             x * 2
     finally:
