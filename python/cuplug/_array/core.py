@@ -118,15 +118,22 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         return (to_gpu, (self.get(),))
 
     def bind_to_texref(self, texref, allow_offset=False):
-        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12.
+        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12
+        (NotSupportedError), but an object with PyCUDA's ``set_address(devptr, bytes,
+        allow_offset)`` is given the array's address as PyCUDA did.
 
         Parameters
         ----------
         texref : object
-            Ignored.
+            A stand-in with ``set_address`` (elementwise.get_linear_combination_kernel's).
         allow_offset : bool
-            Ignored.
+            Passed on.
         """
+        if getattr(type(texref), "set_address", None) is not None:
+            # A stand-in that takes the address as PyCUDA's TextureReference did (the GPU
+            # scalars of elementwise.get_linear_combination_kernel): PyCUDA's call.
+            offset = texref.set_address(self.gpudata, self.nbytes, allow_offset=allow_offset)
+            return offset // self.dtype.itemsize
         raise _core.NotSupportedError(
             "GPUArray.bind_to_texref: texture references were removed in CUDA 12; pass the "
             "array to a kernel (it reads it directly) or create a texture object"
@@ -140,16 +147,16 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         allow_complex_hack=False,
         allow_offset=False,
     ):
-        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12.
+        """PyCUDA's texture-reference binding: as bind_to_texref.
 
         Parameters
         ----------
         texref : object
-            Ignored.
+            A stand-in with ``set_address`` (elementwise.get_linear_combination_kernel's).
         channels, allow_double_hack, allow_complex_hack, allow_offset
-            Ignored.
+            PyCUDA's format options (the stand-ins read the memory as it is).
         """
-        self.bind_to_texref(texref, allow_offset)
+        return self.bind_to_texref(texref, allow_offset)
 
     def __iter__(self):
         if self.ndim == 0:
