@@ -24,8 +24,8 @@ import warnings
 
 from cuplug import _arch, _core
 from cuplug._linking import LinkedModule as _LinkedModule
+from cuplug._loaded_modules import CudaModule, clear_module_cache, load_module
 from cuplug._loaded_modules import NamedModule as _NamedModule
-from cuplug._loaded_modules import clear_module_cache, load_module
 from cuplug._loaded_modules import current_context as _current_context
 from cuplug._nvcc import get_nvcc_version, preprocess_source
 from cuplug._public import public_dir as _public_dir
@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_NVCC_FLAGS",
     "CompileError",
     "CompilerWarning",
+    "CudaModule",
     "DynamicModule",
     "DynamicSourceModule",
     "SourceModule",
