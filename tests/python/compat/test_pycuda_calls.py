@@ -1,6 +1,6 @@
 """Calls PyCUDA accepts that cuplug refused (issue 24, part B): cumath's positional stream and
-operand keywords. Fake driver: launches are recorded, not run (results:
-test_pycuda_names_gpu.py)."""
+operand keywords, and vec.make_<type>(x=, y=, ...). Fake driver: launches are recorded, not run
+(results: test_pycuda_names_gpu.py)."""
 
 from __future__ import annotations
 
@@ -91,3 +91,21 @@ def test_signatures_are_pycudas():
         "significand", "exponent", "stream"]  # fmt: skip
     assert list(inspect.signature(cumath.frexp).parameters)[:2] == ["arg", "stream"]
     assert "stream_or_out" in cumath.sin.__doc__
+
+
+# ---- vec -----------------------------------------------------------------------------------------
+
+
+def test_make_vector_takes_field_names():
+    v = gpuarray.vec.make_float3(x=1, y=2, z=3)
+    assert v.dtype == gpuarray.vec.float3
+    assert (float(v["x"]), float(v["y"]), float(v["z"])) == (1.0, 2.0, 3.0)
+    w = gpuarray.vec.make_int4(1, 2, z=3, w=4)
+    assert [int(w[f]) for f in "xyzw"] == [1, 2, 3, 4]
+    assert list(inspect.signature(gpuarray.vec.make_double2).parameters) == ["x", "y"]
+    with pytest.raises(TypeError, match=r"make_float3\(\) got unexpected keyword.*w; its fields"):
+        gpuarray.vec.make_float3(x=1, y=2, z=3, w=4)
+    with pytest.raises(TypeError, match=r"make_float3\(\) missing field value\(s\) z"):
+        gpuarray.vec.make_float3(x=1, y=2)
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
+        gpuarray.vec.make_float2(1, x=2, y=3)
