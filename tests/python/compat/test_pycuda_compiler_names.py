@@ -1,10 +1,14 @@
 """PyCUDA's compiler names (issue 24, part B): compiler.CudaModule, the base class of its module
-classes."""
+classes, and compile(target="fatbin") with the default NVRTC backend, which makes no fatbin."""
 
 from __future__ import annotations
 
+import logging
+import shutil
+
 import pytest
 
+import cuplug.driver as drv
 from cuplug import compiler
 
 # ---- compiler.CudaModule -------------------------------------------------------------------------
@@ -29,3 +33,32 @@ def test_cuda_module_is_the_base_of_pycudas_module_classes(ctx):
     with pytest.warns(UserWarning, match="higher than selected GPU"):
         bound._check_arch("sm_99")
     bound._check_arch(None)
+
+
+# ---- compile(target="fatbin") under NVRTC --------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs the toolkit's nvcc")
+def test_fatbin_with_nvrtc_selected_is_made_by_nvcc(caplog):
+    with caplog.at_level(logging.INFO, logger="cuplug"):
+        image = compiler.compile(
+            "__global__ void k(float *x) { x[0] = 1; }", target="fatbin", arch="sm_90",
+            cache_dir=False,
+        )  # fmt: skip
+    assert image[:4] == (0xBA55ED50).to_bytes(4, "little"), "a fatbin"
+    assert "NVRTC cannot produce a fatbin; compiling with nvcc" in caplog.text
+
+
+def test_fatbin_without_nvcc_names_the_ways_out(monkeypatch):
+    from cuplug import _core
+
+    real = _core._compiler.compiler_info
+
+    def no_nvcc(backend=None):
+        if backend == "nvcc":
+            raise _core.PluginError("compiler backend 'nvcc': nvcc not found")
+        return real(backend)
+
+    monkeypatch.setattr(_core._compiler, "compiler_info", no_nvcc)
+    with pytest.raises(drv.NotSupportedError, match="nvrtc, produces cubin.*nvcc not found.*ptx"):
+        compiler.compile("__global__ void k() {}", target="fatbin", arch="sm_90", cache_dir=False)
