@@ -1,6 +1,7 @@
 """PyCUDA programs run with no edit at all (issue 24, part B): ``python -m cuplug.compat.pycuda
 SCRIPT|-m MODULE [ARGS]``, ``CUPLUG_PYCUDA=1`` through the package's .pth file, the pytest plugin
-``-p cuplug.compat.pycuda`` and ``python -m pycuda.debug`` through the alias. No device needed:
+``-p cuplug.compat.pycuda``, ``python -m pycuda.debug`` through the alias, and the ``pycuda``
+shim distribution of tools/build_pycuda_shim.py installed by pip into a venv. No device needed:
 the programs only import."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import cuplug
@@ -127,3 +129,32 @@ def test_pytest_plugin_installs_the_alias_and_passes_it_on(tmp_path):
     assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout + proc.stderr
     without = _run([*args, "test_uses_pycuda.py"], tmp_path, check=False)
     assert without.returncode != 0 and "No module named 'pycuda'" in without.stdout
+
+
+def test_pycuda_shim_wheel_installs_into_a_venv_and_gives_cuplug(tmp_path):
+    out = _run([str(REPO / "tools" / "build_pycuda_shim.py"), "--out", str(tmp_path / "dist")],
+               tmp_path).stdout.strip()  # fmt: skip
+    wheel = pathlib.Path(out)
+    assert wheel.name == f"pycuda-2026.1+cuplug.{cuplug.__version__}-py3-none-any.whl"
+    venv = tmp_path / "venv"
+    _run(["-m", "venv", "--without-pip", str(venv)], tmp_path)
+    python = venv / "bin" / "python"
+    _run(["-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+          str(wheel)], tmp_path)  # fmt: skip
+    numpy_site = str(pathlib.Path(np.__file__).parents[1])
+    cuplug_site = str(pathlib.Path(cuplug.__file__).parents[1])
+    env = _env(PYTHONPATH=os.pathsep.join([cuplug_site, numpy_site]))
+    code = (
+        "import importlib.metadata as md, pycuda.gpuarray, cuplug.gpuarray, pycuda; "
+        "assert pycuda.gpuarray is cuplug.gpuarray and pycuda is cuplug; "
+        "print('SHIM', md.version('pycuda'), pycuda.__spec__.name)"
+    )
+    proc = subprocess.run([str(python), "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"SHIM 2026.1+cuplug.{cuplug.__version__} cuplug" in proc.stdout
+    script = tmp_path / "dbg.py"
+    script.write_text("import cuplug.driver\nprint('DEBUG', cuplug.driver.CUDA_DEBUGGING)\n")
+    proc = subprocess.run([str(python), "-m", "pycuda.debug", str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0 and "DEBUG True" in proc.stdout, proc.stderr
