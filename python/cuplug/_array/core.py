@@ -8,6 +8,7 @@ import numpy as np
 from cuplug import _core
 
 from .engine import _register_cache_clearer
+from .geometry import LaunchGeometry
 from .indexing import IndexingMixin
 from .interop import ArrayInterop
 from .methods import MethodsMixin
@@ -46,6 +47,10 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
     """
 
     __array_priority__ = 100
+    # PyCUDA's launch geometry of the array's elements, read by PyCUDA code that launches the
+    # elementwise factories' functions itself.
+    _grid = LaunchGeometry(0)
+    _block = LaunchGeometry(1)
     # NumPy operators hand over to ours (x * gpuarray calls GPUArray.__rmul__) instead of
     # converting the array element by element.
     __array_ufunc__ = None

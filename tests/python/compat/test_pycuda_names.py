@@ -116,17 +116,33 @@ def test_linear_combination_with_gpu_scalars_as_gpu_scalar_mult_does(ctx, fake):
     y = gpuarray.empty(64, np.float32)
     z = gpuarray.empty_like(x)
     with pytest.raises(ValueError, match="bind the GPU scalar to tex_a0 first"):
-        lc_kernel.prepared_call((2, 1), (32, 1, 1), x.gpudata, y.gpudata, z.gpudata, x.mem_size)
+        lc_kernel.prepared_call(x._grid, x._block, x.gpudata, y.gpudata, z.gpudata, x.mem_size)
     assert a.bind_to_texref_ext(lc_texrefs[0], allow_double_hack=True) == 0
     b.bind_to_texref_ext(lc_texrefs[1], allow_double_hack=True)
     fake.clear_launches()
-    lc_kernel.prepared_call((2, 1), (32, 1, 1), x.gpudata, y.gpudata, z.gpudata, x.mem_size)
+    lc_kernel.prepared_call(x._grid, x._block, x.gpudata, y.gpudata, z.gpudata, x.mem_size)
     launch = fake.last_launch()
     assert launch.function == "linear_combination"
     pointers = struct.unpack("6Q", launch.params[:48])
     assert pointers[:5] == (int(a.gpudata), int(x.gpudata), int(b.gpudata), int(y.gpudata),
                             int(z.gpudata))  # fmt: skip
     assert pointers[5] == 64
+
+
+@pytest.mark.gpu
+def test_gpuarray_has_pycudas_launch_geometry(ctx):
+    """gpu_scalar_mult.py launches with x._grid, x._block: PyCUDA's splay(x.size)."""
+    x = gpuarray.empty(1 << 20, np.float32)
+    assert (x._grid, x._block) == gpuarray.splay(x.size)
+    assert gpuarray.empty(10, np.float32)._block == (32, 1, 1)
+
+    class Sub(gpuarray.GPUArray):  # PyCUDA's subclasses may set their own
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._grid = (7, 1)
+
+    s = Sub((64,), np.float32)
+    assert s._grid == (7, 1) and s._block == gpuarray.splay(64)[1]
 
 
 @pytest.mark.gpu
