@@ -4,6 +4,8 @@ name expression that SourceModule and DynamicModule share."""
 
 from __future__ import annotations
 
+import warnings
+
 from cuplug import _core
 
 LogicError = _core.LogicError
@@ -53,7 +55,50 @@ def _looks_like_cpp_name(name):
     return any(c in name for c in "<>:(")
 
 
-class NamedModule:
+class CudaModule:
+    """PyCUDA's base class of SourceModule and DynamicModule: a loaded ``self.module``, with
+    the helpers PyCUDA's subclasses reuse (``_check_arch``, ``_bind_module``)."""
+
+    module: _core.Module
+
+    def _check_arch(self, arch):
+        """Warns when ``arch`` ("sm_90") is above the current device's compute capability."""
+        if arch is None:
+            return
+        try:
+            capability = _core.Context.get_device().compute_capability()
+            if tuple(map(int, tuple(arch.split("_")[1]))) > capability:
+                warnings.warn(
+                    "trying to compile for a compute capability higher than selected GPU",
+                    stacklevel=2,
+                )
+        except Exception as e:  # noqa: BLE001 - PyCUDA warns whatever went wrong
+            warnings.warn(f"failed to check compute capability for module: {e!s}", stacklevel=1)
+
+    def _bind_module(self):
+        """Binds the module's get_global / get_texref / get_surfref as attributes."""
+        self.get_global = self.module.get_global
+        self.get_texref = self.module.get_texref
+        if hasattr(self.module, "get_surfref"):
+            self.get_surfref = self.module.get_surfref
+
+    def get_function(self, name):
+        """The kernel ``name`` of the module.
+
+        Parameters
+        ----------
+        name : str
+            The kernel's (extern "C" or mangled) name.
+
+        Returns
+        -------
+        Function
+            The kernel.
+        """
+        return self.module.get_function(name)
+
+
+class NamedModule(CudaModule):
     """get_function / get_global that also accept the name expressions compiled for."""
 
     lowered_names: dict

@@ -1,10 +1,11 @@
 """nvcc run as a tool, apart from the compiler backends: PyCUDA's get_nvcc_version() and
-preprocess_source(). Like the nvcc backend, a run has a time limit ($CUPLUG_COMPILE_TIMEOUT,
-default 600 s, 0 for none) and takes what nvcc started with it when it ends early (time limit,
-Ctrl-C)."""
+preprocess_source(), and the choice of nvcc for the fatbins NVRTC cannot make. Like the nvcc
+backend, a run has a time limit ($CUPLUG_COMPILE_TIMEOUT, default 600 s, 0 for none) and takes
+what nvcc started with it when it ends early (time limit, Ctrl-C)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import warnings
@@ -153,3 +154,21 @@ def preprocess_source(source, options, nvcc):
                 f"nvcc preprocessing of {path} failed", cmd, stdout=p.stdout, stderr=p.stderr
             )
         return p.stdout.replace(path, "").replace("source.cu", "")
+
+
+def fatbin_backend():
+    """NVRTC makes no fatbin (nor does nvJitLink): a fatbin asked of the default NVRTC backend
+    is made by nvcc, said on the cuplug logger; without nvcc the refusal names the ways out."""
+    try:
+        _core._compiler.compiler_info("nvcc")
+    except Exception as e:  # noqa: BLE001 - any reason nvcc is unusable is the message
+        raise _core.NotSupportedError(
+            "target='fatbin': the selected compiler backend, nvrtc, produces cubin, PTX or "
+            "LTO-IR, not fatbin, and the nvcc backend that makes fatbins is not usable here "
+            f"({e}); install the CUDA toolkit's nvcc, or ask for target='cubin' (one "
+            "architecture) or 'ptx' (any newer one)"
+        ) from None
+    logging.getLogger("cuplug").info(
+        "compile(target='fatbin'): NVRTC cannot produce a fatbin; compiling with nvcc"
+    )
+    return "nvcc"

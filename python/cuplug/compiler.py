@@ -24,9 +24,10 @@ import warnings
 
 from cuplug import _arch, _core
 from cuplug._linking import LinkedModule as _LinkedModule
+from cuplug._loaded_modules import CudaModule, clear_module_cache, load_module
 from cuplug._loaded_modules import NamedModule as _NamedModule
-from cuplug._loaded_modules import clear_module_cache, load_module
 from cuplug._loaded_modules import current_context as _current_context
+from cuplug._nvcc import fatbin_backend as _fatbin_backend
 from cuplug._nvcc import get_nvcc_version, preprocess_source
 from cuplug._public import public_dir as _public_dir
 
@@ -39,6 +40,7 @@ __all__ = [
     "DEFAULT_NVCC_FLAGS",
     "CompileError",
     "CompilerWarning",
+    "CudaModule",
     "DynamicModule",
     "DynamicSourceModule",
     "SourceModule",
@@ -190,6 +192,8 @@ def _compile(
         )
 
     request = make_request(backend)
+    if target == "fatbin" and backend is None and request.backend == "nvrtc":
+        request = make_request(_fatbin_backend())
     try:
         try:
             result = _cc.compile(request, memory=memory, disk=disk, cache_dir=directory)
@@ -283,10 +287,11 @@ def compile(
     target="cubin",
     backend=None,
 ):
-    """Compiles CUDA C++ ``source`` to ``target`` ("cubin", "ptx", "fatbin" (nvcc only) or
-    "ltoir" (nvrtc only)) and returns the bytes. Unless ``no_extern_c``, the source is wrapped
-    in ``extern "C"``. ``options=None`` means DEFAULT_NVCC_FLAGS. ``nvcc`` is the nvcc run when
-    the backend is nvcc. ``cache_dir=False`` keeps results off disk. Raises CompileError.
+    """Compiles CUDA C++ ``source`` to ``target`` ("cubin", "ptx", "fatbin" or "ltoir" (nvrtc
+    only); a fatbin asked of the default NVRTC backend is made by nvcc) and returns the bytes.
+    Unless ``no_extern_c``, the source is wrapped in ``extern "C"``. ``options=None`` means
+    DEFAULT_NVCC_FLAGS. ``nvcc`` is the nvcc run when the backend is nvcc. ``cache_dir=False``
+    keeps results off disk. Raises CompileError.
 
     Parameters
     ----------
@@ -309,7 +314,8 @@ def compile(
     include_dirs : list[str]
         Extra include folders.
     target : str
-        "cubin", "ptx", "fatbin" (nvcc only) or "ltoir" (nvrtc only).
+        "cubin", "ptx", "fatbin" (by nvcc, also when NVRTC is selected) or "ltoir" (nvrtc
+        only).
     backend : str | None
         The compiler backend; None: the selected one.
 
@@ -350,7 +356,8 @@ def compile_plain(source, options, keep, nvcc, cache_dir, target="cubin"):
     cache_dir : str | bool | None
         The compile cache's folder; False: no disk cache.
     target : str
-        "cubin", "ptx", "fatbin" (nvcc only) or "ltoir" (nvrtc only).
+        "cubin", "ptx", "fatbin" (by nvcc, also when NVRTC is selected) or "ltoir" (nvrtc
+        only).
 
     Returns
     -------

@@ -18,12 +18,11 @@ PyCUDA did (truncated to int). ``frexp`` returns int32 exponents (NumPy's; PyCUD
 
 from __future__ import annotations
 
-import inspect
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from cuplug import _cumath_call as _call
 from cuplug import _dtypes
 from cuplug._public import public_dir as _public_dir
 
@@ -329,28 +328,6 @@ def _is_scalar(x) -> bool:
     )
 
 
-def _pycuda_positional(fn: MathFunction, rest, out, stream):
-    """PyCUDA's deprecated ``f(array, stream_or_out)`` for unary functions: honoured (PyCUDA
-    warned and then ignored it), with PyCUDA's DeprecationWarning."""
-    if len(rest) != 1 or fn.nin != 1:
-        raise TypeError(
-            f"cumath.{fn.name}() takes {fn.nin} positional argument(s), got {fn.nin + len(rest)}"
-        )
-    warnings.warn(
-        "Passing stream or out as a positional argument is deprecated; use stream= or out=",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    value = rest[0]
-    if _is_array(value):
-        if out is not None:
-            raise TypeError(f"cumath.{fn.name}(): out given twice")
-        return value, stream
-    if stream is not None:
-        raise TypeError(f"cumath.{fn.name}(): stream given twice")
-    return out, value
-
-
 _kernels = {}
 
 
@@ -446,28 +423,15 @@ def _apply(fn: MathFunction, operands, out, stream):
 
 
 def _make(fn: MathFunction, name: str):
-    def call(*args, out=None, stream=None):
-        if len(args) < fn.nin:
-            raise TypeError(f"cumath.{name}() takes {fn.nin} operand(s), got {len(args)}")
-        operands, rest = args[: fn.nin], args[fn.nin :]
-        if rest:
-            out, stream = _pycuda_positional(fn, rest, out, stream)
-        return _apply(fn, operands, out, stream)
+    def call(*args, out=None, stream=None, **kwargs):
+        if kwargs or len(args) != fn.nin:  # PyCUDA's keywords or positional stream / out
+            args, out, stream = _call.pycuda_form(fn, name, args, kwargs, out, stream)
+        return _apply(fn, args, out, stream)
 
-    names = ["x"] if fn.nin == 1 else ["x1", "x2"]
+    names = _call.operand_names(fn)
     outputs = "GPUArray" if fn.nout == 1 else "tuple[GPUArray, GPUArray]"
     call.__name__ = call.__qualname__ = name
-    # What help() and Sphinx show: the operands by name (PyCUDA's positional out and stream
-    # still work through *args).
-    param = inspect.Parameter
-    call.__signature__ = inspect.Signature(
-        [param(n, param.POSITIONAL_ONLY, annotation="GPUArray") for n in names]
-        + [
-            param("out", param.KEYWORD_ONLY, default=None, annotation="GPUArray | None"),
-            param("stream", param.KEYWORD_ONLY, default=None, annotation="Stream | None"),
-        ],
-        return_annotation=outputs,
-    )
+    call.__signature__ = _call.signature(fn, outputs)
     operand_docs = "".join(
         f"    {n} : GPUArray | scalar\n        An operand "
         "(NumPy broadcasting and type promotion).\n"
@@ -479,7 +443,14 @@ def _make(fn: MathFunction, name: str):
         f"{operand_docs}"
         "    out : GPUArray, optional\n        Where the result goes"
         f"{' (a tuple of two arrays)' if fn.nout == 2 else ''}; None: a new array.\n"
-        "    stream : Stream, optional\n        The stream the kernel runs on.\n\n"
+        "    stream : Stream, optional\n        The stream the kernel runs on.\n"
+        + (
+            ""
+            if "stream_or_out" not in call.__signature__.parameters
+            else "    stream_or_out : Stream | GPUArray, optional\n        PyCUDA's deprecated "
+            "positional stream or out (a DeprecationWarning).\n"
+        )
+        + "\n"
         "    Returns\n    -------\n"
         f"    {outputs}\n        The result{'s' if fn.nout == 2 else ''} (``out`` when "
         "given).\n"

@@ -11,12 +11,15 @@ the first block's (docs/rng.md).
 
 from __future__ import annotations
 
-import enum
 import random as _random
 
 import numpy as np
 
 from cuplug import _core, _rng
+
+# Defined below cuplug.driver, which exports them too (as PyCUDA's _driver does).
+from cuplug._curand_info import curand_backend as _curand_backend
+from cuplug._curand_info import direction_vector_set, get_curand_version
 from cuplug._public import public_dir as _public_dir
 
 __all__ = [
@@ -78,15 +81,6 @@ def rand(shape, dtype=np.float32, stream=None):
 # ---- cuRAND's tables -----------------------------------------------------------------------
 
 
-class direction_vector_set(enum.IntEnum):  # noqa: N801 (PyCUDA's name)
-    """cuRAND's direction-vector sets (curandDirectionVectorSet_t)."""
-
-    VECTOR_32 = 101
-    SCRAMBLED_VECTOR_32 = 102
-    VECTOR_64 = 103
-    SCRAMBLED_VECTOR_64 = 104
-
-
 _SOBOL_DIMENSIONS = 20000  # of every cuRAND table
 _DIRECTION_TABLES = {
     direction_vector_set.VECTOR_32: ("sobol32_directions", np.uint32, 32),
@@ -94,20 +88,6 @@ _DIRECTION_TABLES = {
     direction_vector_set.VECTOR_64: ("sobol64_directions", np.uint64, 64),
     direction_vector_set.SCRAMBLED_VECTOR_64: ("scrambled_sobol64_directions", np.uint64, 64),
 }
-
-
-def _curand_backend():
-    return _core.rng.backend("curand")
-
-
-def get_curand_version():
-    """cuRAND's version as PyCUDA reports it, (v // 1000, v % 1000 // 10, v % 10) of
-    curandGetVersion, or None when the curand backend is not available."""
-    try:
-        version = _curand_backend().library_version
-    except _core.Error:
-        return None
-    return (version // 1000, version % 1000 // 10, version % 10)
 
 
 def _host_table(table, count, dtype, width):
@@ -137,7 +117,6 @@ _default_tables = {}
 
 
 def _default_table(table, count, dtype, width):
-    from cuplug import _core
 
     ctx = _core.Context.get_current()
     rows = min(int(count), _SOBOL_DIMENSIONS)

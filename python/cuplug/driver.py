@@ -146,7 +146,10 @@ from cuplug._core import (
     profiler_output_mode,
     register_host_memory,
     shared_config,
+    start_profiler,
+    stop_profiler,
 )
+from cuplug._curand_info import direction_vector_set, get_curand_version
 from cuplug._launch import ArgumentHandler, In, InOut, Out
 from cuplug._memory import from_device, from_device_like, mem_alloc_like, to_device
 from cuplug._public import public_dir as _public_dir
@@ -170,6 +173,12 @@ __all__ = [
     "bitlog2",
     "CUDA_DEBUGGING",
     "set_debugging",
+    "start_profiler",
+    "stop_profiler",
+    "initialize_profiler",
+    "have_gl_ext",
+    "get_curand_version",
+    "direction_vector_set",
     # constants
     "TR_DEFAULT",
     "TRSA_OVERRIDE_FORMAT",
@@ -324,6 +333,34 @@ def set_debugging(flag=True):
     """
     global CUDA_DEBUGGING
     CUDA_DEBUGGING = flag
+
+
+def initialize_profiler(config_file, output_file, output_mode):
+    """Raises NotSupportedError: cuProfilerInitialize was removed in CUDA 12 (the profiler needs
+    no initialisation; start_profiler / stop_profiler scope what Nsight records).
+
+    Parameters
+    ----------
+    config_file : str
+        PyCUDA's profiler configuration file.
+    output_file : str
+        PyCUDA's profiler output file.
+    output_mode : profiler_output_mode
+        KEY_VALUE_PAIR or CSV.
+    """
+    raise NotSupportedError(
+        "initialize_profiler: cuProfilerInitialize was removed in CUDA 12; the profiler needs no "
+        "initialisation: scope a capture with start_profiler() / stop_profiler() (Nsight Systems "
+        "and Nsight Compute: --capture-range=cudaProfilerApi)"
+    )
+
+
+def have_gl_ext():
+    """Whether OpenGL interop is available (``cuplug.gl`` / ``pycuda.gl`` imports): the
+    ``interop`` backend is there, as PyCUDA's says whether it was built with GL."""
+    from cuplug import plugins
+
+    return plugins.unavailable_reason("interop") is None
 
 
 __dir__ = _public_dir(__all__)

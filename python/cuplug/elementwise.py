@@ -16,12 +16,25 @@ A compile error names the generated source line it is at (``CompileError``: the 
 from __future__ import annotations
 
 import builtins
-import re
 
 import numpy as np
 
+from cuplug import _elementwise_copies as _copies
+from cuplug import _elementwise_factories as _factories
 from cuplug._cargs import parse_arguments
 from cuplug._codegen import elementwise as _cg
+from cuplug._elementwise_copies import *  # noqa: F403 - PyCUDA's get_*_kernel factories
+from cuplug._elementwise_factories import *  # noqa: F403 - PyCUDA's get_*_kernel factories
+from cuplug._elementwise_modules import (
+    _check_kwargs,
+    _check_name,
+    _engine_args,
+    _source_module,
+    get_elwise_kernel,
+    get_elwise_kernel_and_types,
+    get_elwise_module,
+    get_elwise_range_module,
+)
 from cuplug._public import public_dir as _public_dir
 from cuplug.tools import ScalarArg, VectorArg
 
@@ -34,219 +47,12 @@ __all__ = [
     "get_elwise_module",
     "get_elwise_range_module",
     "parse_arguments",
+    *_copies.__all__,
+    *_factories.__all__,
 ]
 
 # GPUArray's exchange protocols (DLPack, CUDA Array Interface, __array__) until the array
 # layer mixes them in itself.
-
-_GENERATOR_KWARGS = ("preamble", "loop_prep", "after_loop")
-
-
-def _engine_args(arguments):
-    return [_cg.Arg(a.name, a.dtype, isinstance(a, VectorArg)) for a in arguments]
-
-
-def _check_name(name):
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise ValueError(f"kernel name {name!r} is not a C identifier")
-
-
-def _module_source(arguments, operation, name, preamble, loop_prep, after_loop, use_range):
-    """PyCUDA's flat kernel: contiguous vectors, 64-bit ``n`` (and ``start, stop, step``)."""
-    args = _engine_args(arguments)
-    classes = "".join("c" if a.vector else "s" for a in args)
-    layout = _cg.Layout(classes, index64=True, use_range=use_range)
-    return _cg.generate(args, operation, name, layout, preamble, loop_prep, after_loop)
-
-
-def _source_module(source, keep, options):
-    from cuplug.compiler import SourceModule
-
-    return SourceModule(source, options=options, keep=keep, no_extern_c=True)
-
-
-def get_elwise_module(
-    arguments,
-    operation,
-    name="kernel",
-    keep=False,
-    options=None,
-    preamble="",
-    loop_prep="",
-    after_loop="",
-):
-    """A SourceModule with kernel ``name(<arguments>, unsigned long long n)`` running the
-    operation for i in [0, n) over contiguous vectors (grid-stride loop).
-
-    Parameters
-    ----------
-    arguments : str | list[Argument]
-        The C argument list ("float *z, const float *x") or parsed arguments.
-    operation : str
-        The C statement(s) run for each index ``i``.
-    name : str
-        The kernel's name.
-    keep : bool
-        Keep the compiler's files.
-    options : list[str] | None
-        Compiler options.
-    preamble : str
-        Source before the kernel.
-    loop_prep : str
-        Statements before the loop.
-    after_loop : str
-        Statements after it.
-
-    Returns
-    -------
-    SourceModule
-        The compiled module.
-    """
-    _check_name(name)
-    source, _ = _module_source(
-        parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, False
-    )
-    return _source_module(source, keep, options)
-
-
-def get_elwise_range_module(
-    arguments,
-    operation,
-    name="kernel",
-    keep=False,
-    options=None,
-    preamble="",
-    loop_prep="",
-    after_loop="",
-):
-    """As get_elwise_module, the kernel taking ``n, start, stop, step`` after the arguments and
-    running i = start, start + step, ... before stop (negative steps too).
-
-    Parameters
-    ----------
-    arguments : str | list[Argument]
-        The C argument list ("float *z, const float *x") or parsed arguments.
-    operation : str
-        The C statement(s) run for each index ``i``.
-    name : str
-        The kernel's name.
-    keep : bool
-        Keep the compiler's files.
-    options : list[str] | None
-        Compiler options.
-    preamble : str
-        Source before the kernel.
-    loop_prep : str
-        Statements before the loop.
-    after_loop : str
-        Statements after it.
-
-    Returns
-    -------
-    SourceModule
-        The compiled module.
-    """
-    _check_name(name)
-    source, _ = _module_source(
-        parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, True
-    )
-    return _source_module(source, keep, options)
-
-
-def _launch_arguments(arguments, use_range):
-    extra = [ScalarArg(np.uintp, "n")]
-    if use_range:
-        extra += [
-            ScalarArg(np.intp, "start"),
-            ScalarArg(np.intp, "stop"),
-            ScalarArg(np.intp, "step"),
-        ]
-    return list(arguments) + extra
-
-
-def get_elwise_kernel_and_types(
-    arguments, operation, name="kernel", keep=False, options=None, use_range=False, **kwargs
-):
-    """(module, prepared function, arguments): the arguments list ends with the ScalarArgs the
-    kernel takes after the user's (n; and start, stop, step for ranges).
-
-    Parameters
-    ----------
-    arguments : str | list[Argument]
-        The C argument list ("float *z, const float *x") or parsed arguments.
-    operation : str
-        The C statement(s) run for each index ``i``.
-    name : str
-        The kernel's name.
-    keep : bool
-        Keep the compiler's files.
-    options : list[str] | None
-        Compiler options.
-    use_range : bool
-        The range form (start, stop, step).
-    **kwargs
-        preamble, loop_prep, after_loop.
-
-    Returns
-    -------
-    tuple[SourceModule, Function, list[Argument]]
-        The module, its prepared kernel and its full argument list.
-    """
-    _check_kwargs(kwargs, "get_elwise_kernel_and_types")
-    _check_name(name)
-    arguments = parse_arguments(arguments)
-    source, _ = _module_source(
-        arguments,
-        operation,
-        name,
-        kwargs.get("preamble", ""),
-        kwargs.get("loop_prep", ""),
-        kwargs.get("after_loop", ""),
-        use_range,
-    )
-    mod = _source_module(source, keep, options)
-    func = mod.get_function(name)
-    full = _launch_arguments(arguments, use_range)
-    func.prepare("".join(a.struct_char for a in full))
-    return mod, func, full
-
-
-def get_elwise_kernel(arguments, operation, name="kernel", keep=False, options=None, **kwargs):
-    """The prepared function of get_elwise_kernel_and_types.
-
-    Parameters
-    ----------
-    arguments : str | list[Argument]
-        The C argument list ("float *z, const float *x") or parsed arguments.
-    operation : str
-        The C statement(s) run for each index ``i``.
-    name : str
-        The kernel's name.
-    keep : bool
-        Keep the compiler's files.
-    options : list[str] | None
-        Compiler options.
-    **kwargs
-        As get_elwise_kernel_and_types.
-
-    Returns
-    -------
-    Function
-        The prepared kernel.
-    """
-    _mod, func, _args = get_elwise_kernel_and_types(
-        arguments, operation, name, keep, options, **kwargs
-    )
-    return func
-
-
-def _check_kwargs(kwargs, where):
-    unknown = sorted(set(kwargs) - set(_GENERATOR_KWARGS))
-    if unknown:
-        raise TypeError(
-            f"{where}() got unexpected keyword argument(s) {', '.join(unknown)}; the source "
-            f"generator takes {', '.join(_GENERATOR_KWARGS)}"
-        )
 
 
 def _is_array(x):
@@ -280,7 +86,7 @@ class ElementwiseKernel:
         self.after_loop = kwargs.get("after_loop", "")
         self._vectors = [k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg)]
         self._kernel = None  # the engine's kernel, made on the first call
-        self._range = {}  # context -> (that context, its prepared range function)
+        self._range = {}  # (context, use_range) -> (that context, PyCUDA's flat kernel)
 
     # {{{ the engine
 
@@ -419,24 +225,42 @@ class ElementwiseKernel:
                 )
 
     def _range_function(self):
+        return self.generate_stride_kernel_and_types(True)[1]
+
+    def generate_stride_kernel_and_types(self, use_range):
+        """PyCUDA's (module, prepared function, arguments) of the flat kernel over contiguous
+        vectors, made once per context: launch it with the arguments, then ``n`` (and
+        ``start, stop, step`` with use_range), as ``arguments`` (which ends with them) says.
+
+        Parameters
+        ----------
+        use_range : bool
+            The range form (start, stop, step after n).
+
+        Returns
+        -------
+        tuple[SourceModule, Function, list[Argument]]
+            The module, its prepared kernel and its full argument list.
+        """
         from cuplug import driver
 
         ctx = driver.Context.get_current()
-        owner, func = self._range.get(ctx, (None, None))
+        key = (ctx, bool(use_range))
+        owner, made = self._range.get(key, (None, None))
         if owner is not ctx:  # first use here, or a destroyed context whose handle came back
-            _mod, func, _ = get_elwise_kernel_and_types(
+            made = get_elwise_kernel_and_types(
                 self.arguments,
                 self.operation,
                 self.name,
                 self.keep,
                 self.options,
-                use_range=True,
+                use_range=bool(use_range),
                 preamble=self.preamble,
                 loop_prep=self.loop_prep,
                 after_loop=self.after_loop,
             )
-            self._range[ctx] = (ctx, func)
-        return func
+            self._range[key] = (ctx, made)
+        return made
 
     # }}}
 

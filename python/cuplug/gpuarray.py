@@ -14,6 +14,7 @@ from cuplug._array.creation import (
     zeros_like,
 )
 from cuplug._array.cumulative import cumprod, cumsum
+from cuplug._array.geometry import splay
 from cuplug._array.interop import asarray, from_dlpack
 from cuplug._array.manipulation import (
     concatenate,
@@ -128,38 +129,6 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
-
-
-def splay(n, dev=None):
-    """PyCUDA's launch geometry for n elements: (grid, block) for a grid-stride loop.
-
-    Parameters
-    ----------
-    n : int
-        Elements to cover.
-    dev : Device | None
-        The device; None: the current context's.
-
-    Returns
-    -------
-    tuple[tuple[int, int], tuple[int, int, int]]
-        (grid, block): blocks and threads per block.
-    """
-    from cuplug import driver
-
-    if dev is None:
-        dev = driver.Context.get_device()
-    sms = dev.get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
-    min_threads, max_threads, max_blocks = 32, 128, 4 * 8 * sms
-    if n < min_threads:
-        return (1, 1), (min_threads, 1, 1)
-    if n < max_blocks * min_threads:
-        return ((n + min_threads - 1) // min_threads, 1), (min_threads, 1, 1)
-    if n < max_blocks * max_threads:
-        threads = (n + max_blocks - 1) // max_blocks
-        threads = ((threads + min_threads - 1) // min_threads) * min_threads
-        return (max_blocks, 1), (threads, 1, 1)
-    return (max_blocks, 1), (max_threads, 1, 1)
 
 
 def _allocator_name():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from cuplug import elementwise
+from cuplug._elementwise_modules import _launch_arguments, _module_source
 from cuplug.elementwise import ElementwiseKernel, ScalarArg, VectorArg, parse_arguments
 
 
@@ -91,14 +92,14 @@ def test_call_errors_before_any_device_work():
 
 def test_pycuda_module_source_has_64_bit_n_and_range_parameters():
     args = parse_arguments("float *z, float a, const float *x")
-    source, entry = elementwise._module_source(args, "z[i] = a * x[i]", "axpb", "", "", "", False)
+    source, entry = _module_source(args, "z[i] = a * x[i]", "axpb", "", "", "", False)
     assert entry == "axpb"
     assert 'extern "C" __global__' in source
     assert "const unsigned long long n" in source and "long long start" not in source
-    ranged, _ = elementwise._module_source(args, "z[i] = a * x[i]", "axpb", "", "", "", True)
+    ranged, _ = _module_source(args, "z[i] = a * x[i]", "axpb", "", "", "", True)
     for p in ("const long long start", "const long long stop", "const long long step"):
         assert p in ranged
-    full = elementwise._launch_arguments(args, True)
+    full = _launch_arguments(args, True)
     assert "".join(a.struct_char for a in full) == "PfPLlll"
 
 
@@ -107,9 +108,7 @@ def test_pycuda_module_sources_compile_with_nvrtc():
 
     args = parse_arguments("double *z, const int *x, pycuda::complex<double> *c")
     parts = [
-        elementwise._module_source(args, "z[i] = x[i] + c[i].real()", f"k{int(r)}", "", "", "", r)[
-            0
-        ]
+        _module_source(args, "z[i] = x[i] + c[i].real()", f"k{int(r)}", "", "", "", r)[0]
         for r in (False, True)
     ]
     ptx = compile(

@@ -9,6 +9,7 @@ methods            fill, astype, mul_add, conj, real, imag, reverse, round, clip
 math               the dispatch resolver, apply(), minimum/maximum/where/if_positive/logical_*
 manipulation       concatenate, stack, take, multi_take, multi_take_put, multi_put
 vec                CUDA vector dtypes
+geometry           splay, GPUArray._grid / _block (PyCUDA's launch geometry)
 engine             the elementwise engine's Python side (below)
 interop            __cuda_array_interface__, DLPack, asarray (owned by the interop work)
 =================  ==============================================================================

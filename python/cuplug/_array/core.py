@@ -8,6 +8,7 @@ import numpy as np
 from cuplug import _core
 
 from .engine import _register_cache_clearer
+from .geometry import LaunchGeometry
 from .indexing import IndexingMixin
 from .interop import ArrayInterop
 from .methods import MethodsMixin
@@ -46,6 +47,10 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
     """
 
     __array_priority__ = 100
+    # PyCUDA's launch geometry of the array's elements, read by PyCUDA code that launches the
+    # elementwise factories' functions itself.
+    _grid = LaunchGeometry(0)
+    _block = LaunchGeometry(1)
     # NumPy operators hand over to ours (x * gpuarray calls GPUArray.__rmul__) instead of
     # converting the array element by element.
     __array_ufunc__ = None
@@ -118,15 +123,22 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         return (to_gpu, (self.get(),))
 
     def bind_to_texref(self, texref, allow_offset=False):
-        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12.
+        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12
+        (NotSupportedError), but an object with PyCUDA's ``set_address(devptr, bytes,
+        allow_offset)`` is given the array's address as PyCUDA did.
 
         Parameters
         ----------
         texref : object
-            Ignored.
+            A stand-in with ``set_address`` (elementwise.get_linear_combination_kernel's).
         allow_offset : bool
-            Ignored.
+            Passed on.
         """
+        if getattr(type(texref), "set_address", None) is not None:
+            # A stand-in that takes the address as PyCUDA's TextureReference did (the GPU
+            # scalars of elementwise.get_linear_combination_kernel): PyCUDA's call.
+            offset = texref.set_address(self.gpudata, self.nbytes, allow_offset=allow_offset)
+            return offset // self.dtype.itemsize
         raise _core.NotSupportedError(
             "GPUArray.bind_to_texref: texture references were removed in CUDA 12; pass the "
             "array to a kernel (it reads it directly) or create a texture object"
@@ -140,16 +152,16 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         allow_complex_hack=False,
         allow_offset=False,
     ):
-        """PyCUDA's texture-reference binding: texture references were removed in CUDA 12.
+        """PyCUDA's texture-reference binding: as bind_to_texref.
 
         Parameters
         ----------
         texref : object
-            Ignored.
+            A stand-in with ``set_address`` (elementwise.get_linear_combination_kernel's).
         channels, allow_double_hack, allow_complex_hack, allow_offset
-            Ignored.
+            PyCUDA's format options (the stand-ins read the memory as it is).
         """
-        self.bind_to_texref(texref, allow_offset)
+        return self.bind_to_texref(texref, allow_offset)
 
     def __iter__(self):
         if self.ndim == 0:

@@ -24,8 +24,6 @@ __all__ = [
     "ReductionKernel",
     "ScalarArg",
     "VectorArg",
-    "get_all_kernel",
-    "get_any_kernel",
     "get_dot_kernel",
     "get_minmax_kernel",
     "get_minmax_neutral",
@@ -468,52 +466,3 @@ def _minmax_expr(what, dtype):
         # NaN propagates (NumPy's min/max): a NaN on either side is the result.
         return f"(a != a) ? a : ((b != b) ? b : ((b {op} a) ? b : a))"
     return f"(b {op} a) ? b : a"
-
-
-def _truth_kernel(what, neutral, reduce_expr, dtype):
-    """any / all: whether elements of ``dtype`` are nonzero, combined with ``reduce_expr``."""
-    dtype = np.dtype(dtype)
-    return _cached(
-        (what, dtype),
-        lambda: ReductionKernel(
-            np.bool_,
-            neutral,
-            reduce_expr,
-            "(bool)(in[i] != (in_t)0)",
-            [VectorArg(dtype, "in")],
-            name=f"cuplug_{what}_{_tag(dtype)}",
-            preamble=f"typedef {_ct(dtype)} in_t;",
-        ),
-    )
-
-
-def get_any_kernel(dtype=np.bool_):
-    """A kernel: ``kernel(a)`` is whether any element is nonzero.
-
-    Parameters
-    ----------
-    dtype : numpy.typing.DTypeLike
-        The element type.
-
-    Returns
-    -------
-    ReductionKernel
-        The kernel, cached per dtypes (built once per process).
-    """
-    return _truth_kernel("any", "false", "a || b", dtype)
-
-
-def get_all_kernel(dtype=np.bool_):
-    """A kernel: ``kernel(a)`` is whether every element is nonzero.
-
-    Parameters
-    ----------
-    dtype : numpy.typing.DTypeLike
-        The element type.
-
-    Returns
-    -------
-    ReductionKernel
-        The kernel, cached per dtypes (built once per process).
-    """
-    return _truth_kernel("all", "true", "a && b", dtype)

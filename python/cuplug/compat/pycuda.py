@@ -4,97 +4,88 @@ A meta-path finder placed first on ``sys.meta_path`` answers every ``pycuda`` im
 matching cuplug module object itself (not a copy), so ``pycuda.driver is cuplug.driver`` and
 state such as the context stack is shared. It wins over an installed PyCUDA; import this before
 anything imports pycuda. ``uninstall()`` takes it away again.
+
+Without editing the program: ``python -m cuplug.compat.pycuda script.py [args]`` (or ``-m
+module [args]``), ``CUPLUG_PYCUDA=1`` in the environment (honoured by the ``.pth`` file the
+package installs, so child processes get it too), or ``pytest -p cuplug.compat.pycuda``.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
+import os
 import sys
-from types import ModuleType
 
-# PyCUDA module names whose cuplug counterpart has another name.
-_RENAMED = {"pycuda._driver": "cuplug.driver"}
+from cuplug.compat._alias import (  # noqa: F401 - the alias's API, here under PyCUDA's switch
+    PycudaAliasFinder,
+    _finder,
+    install,
+    installed,
+    target_name,
+    uninstall,
+)
 
+# The switches that need no edit of the program: ``python -m cuplug.compat.pycuda SCRIPT|-m
+# MODULE [ARGS]`` (main), ``CUPLUG_PYCUDA=1`` read by the .pth file the package installs, and the
+# pytest plugin ``pytest -p cuplug.compat.pycuda`` (importing this module installs the alias;
+# pytest_configure passes it on to worker processes).
+ENV_VAR = "CUPLUG_PYCUDA"
 
-def target_name(fullname: str) -> str:
-    """The cuplug module that stands for a pycuda module name."""
-    return _RENAMED.get(fullname, "cuplug" + fullname[len("pycuda") :])
-
-
-class _AliasLoader(importlib.abc.Loader):
-    """Hands the import system an already imported cuplug module."""
-
-    def __init__(self, target: str):
-        self.target = target
-        self._target_spec = None
-
-    def create_module(self, spec):
-        module = importlib.import_module(self.target)
-        self._target_spec = module.__spec__
-        return module
-
-    def exec_module(self, module: ModuleType) -> None:
-        # The import system has just set module.__spec__ to the alias spec; the module is
-        # still cuplug's (importlib.reload, pickle and tracebacks read __spec__).
-        module.__spec__ = self._target_spec
+USAGE = (
+    "usage: python -m cuplug.compat.pycuda SCRIPT [ARGS...]\n"
+    "       python -m cuplug.compat.pycuda -m MODULE [ARGS...]\n"
+    "Runs a program written for PyCUDA with `pycuda` resolving to cuplug (child processes too, "
+    "through CUPLUG_PYCUDA=1)."
+)
 
 
-class PycudaAliasFinder(importlib.abc.MetaPathFinder):
-    """Finds ``pycuda`` and ``pycuda.*`` as cuplug modules."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != "pycuda" and not fullname.startswith("pycuda."):
-            return None
-        name = target_name(fullname)
-        try:
-            found = importlib.util.find_spec(name)
-        except ModuleNotFoundError:
-            found = None
-        if found is None:
-            raise ModuleNotFoundError(
-                f"No module named {fullname!r}: cuplug has no {name!r} "
-                "(cuplug.compat.pycuda maps pycuda.<name> to cuplug.<name>)",
-                name=fullname,
-            )
-        return importlib.util.spec_from_loader(
-            fullname, _AliasLoader(name), is_package=found.submodule_search_locations is not None
-        )
+def pytest_configure(config):
+    """As a pytest plugin: child processes (xdist workers, multiprocessing, subprocesses) get
+    the alias too, through the environment variable."""
+    os.environ[ENV_VAR] = "1"
 
 
-_finder = PycudaAliasFinder()
+def main(argv=None) -> int:
+    """Runs a script or ``-m`` module as ``python`` would (runpy: ``__main__``, ``sys.argv``,
+    ``sys.path[0]``) with the alias installed, here and (CUPLUG_PYCUDA=1) in the processes it
+    starts. Returns 0, or 2 for a usage error as python does; the program's own SystemExit
+    passes through."""
+    import runpy
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stderr if not args else sys.stdout)
+        return 2 if not args else 0
+    if args[0].startswith("-m"):
+        module, rest = (args[0][2:], args[1:]) if args[0] != "-m" else (None, args[1:])
+        if module is None:
+            if not rest:
+                print("Argument expected for the -m option\n" + USAGE, file=sys.stderr)
+                return 2
+            module, rest = rest[0], rest[1:]
+        install()
+        os.environ[ENV_VAR] = "1"
+        sys.argv = [module, *rest]
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return 0
+    if args[0].startswith("-"):
+        print(f"unknown option {args[0]!r}\n" + USAGE, file=sys.stderr)
+        return 2
+    script = args[0]
+    if not os.path.exists(script):
+        print(f"python -m cuplug.compat.pycuda: can't open file {script!r}", file=sys.stderr)
+        return 2
+    install()
+    os.environ[ENV_VAR] = "1"
+    sys.argv = args
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    runpy.run_path(script, run_name="__main__")
+    return 0
 
 
-def _pycuda_modules() -> list[str]:
-    return [n for n in sys.modules if n == "pycuda" or n.startswith("pycuda.")]
+if __name__ == "__main__":
+    # Run as a program, this file is __main__, not the module: the alias is the module's.
+    from cuplug.compat import pycuda as _alias
 
-
-def install() -> None:
-    """Puts the alias first on sys.meta_path (again a no-op when it is there)."""
-    if _finder in sys.meta_path:
-        return
-    real = [n for n in _pycuda_modules() if not sys.modules[n].__name__.startswith("cuplug")]
-    if real:
-        origin = getattr(sys.modules[real[0]], "__file__", None) or "?"
-        raise ImportError(
-            f"pycuda is already imported ({real[0]} from {origin}); import cuplug.compat.pycuda "
-            "before anything imports pycuda, so that every pycuda module is cuplug's"
-        )
-    sys.meta_path.insert(0, _finder)
-
-
-def uninstall() -> None:
-    """Removes the alias and forgets the pycuda names it gave out."""
-    if _finder in sys.meta_path:
-        sys.meta_path.remove(_finder)
-    for name in _pycuda_modules():
-        if sys.modules[name].__name__.startswith("cuplug"):
-            del sys.modules[name]
-
-
-def installed() -> bool:
-    return _finder in sys.meta_path
-
+    sys.exit(_alias.main())
 
 install()

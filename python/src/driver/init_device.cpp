@@ -88,6 +88,14 @@ void init_device(py::module_ &m) {
         return version;
       },
       "The installed driver's CUDA version as an int, e.g. 13000.");
+  // Scope Nsight Systems / ncu captures (--capture-range=cudaProfilerApi) in the current context.
+  m.def(
+      "start_profiler", [] { CUPLUG_CALL_NOGIL(cuProfilerStart); },
+      "Starts profiler collection in the current context (cuProfilerStart): what Nsight Systems "
+      "and Nsight Compute record with --capture-range=cudaProfilerApi.");
+  m.def(
+      "stop_profiler", [] { CUPLUG_CALL_NOGIL(cuProfilerStop); },
+      "Stops profiler collection in the current context (cuProfilerStop), flushing its data.");
 
   py::class_<device>(m, "Device", "A CUDA device, by ordinal or PCI bus id.")
       .def(py::init(&device_from_ordinal), py::arg("number"),
