@@ -280,7 +280,6 @@ class ElementwiseKernel:
         self.after_loop = kwargs.get("after_loop", "")
         self._vectors = [k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg)]
         self._kernel = None  # the engine's kernel, made on the first call
-        self._range = {}  # context -> (that context, its prepared range function)
 
     # {{{ the engine
 
@@ -402,10 +401,12 @@ class ElementwiseKernel:
 
     def _range_function(self):
         from cuplug import driver
+        from cuplug._driver import context_cache
 
-        ctx = driver.Context.get_current()
-        owner, func = self._range.get(ctx, (None, None))
-        if owner is not ctx:  # first use here, or a destroyed context whose handle came back
+        # One per live context, gone with it (context_cache) or with this kernel.
+        mine = context_cache.per_object(driver.Context.get_current(), "ElementwiseKernel range")
+        func = mine.get(self)
+        if func is None:
             _mod, func, _ = get_elwise_kernel_and_types(
                 self.arguments,
                 self.operation,
@@ -417,7 +418,7 @@ class ElementwiseKernel:
                 loop_prep=self.loop_prep,
                 after_loop=self.after_loop,
             )
-            self._range[ctx] = (ctx, func)
+            mine[self] = func
         return func
 
     # }}}

@@ -336,16 +336,17 @@ def context_dependent_memoize(func):
 
 
 def clear_context_caches():
-    """Empties every context_dependent_memoize cache and the per-context module cache of
-    cuplug.compiler, dropping the contexts and modules they keep alive."""
+    """Empties every context_dependent_memoize cache and cuplug's per-context cache (loaded
+    modules, compiled kernels, array pools, rng generators), dropping the contexts and modules
+    they keep alive."""
     for func in context_dependent_memoized_functions:
         try:
             func._pycuda_ctx_dep_memoize_dic.clear()
         except AttributeError:
             pass
-    from cuplug.compiler import clear_module_cache
+    from cuplug._driver import context_cache
 
-    clear_module_cache()
+    context_cache.clear()
 
 
 # }}}

@@ -7,7 +7,6 @@ import numpy as np
 
 from cuplug import _core
 
-from .engine import _register_cache_clearer
 from .indexing import IndexingMixin
 from .interop import ArrayInterop
 from .methods import MethodsMixin
@@ -160,7 +159,6 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
 
 _core._array.set_result_type(GPUArray)
 # clear_context_caches() also drops compiled array kernels and the per-context array pools.
-_register_cache_clearer()
 
 
 def _is_array(x):
