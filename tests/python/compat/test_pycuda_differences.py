@@ -1,0 +1,79 @@
+"""Where PyCUDA's own test suite found cuplug answering otherwise than PyCUDA (issue 24), under
+the fake driver: a ReductionKernel over a registered record dtype whose struct its preamble
+defines (compiled by NVRTC, which needs no GPU; the fake loads it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuplug import gpuarray
+from cuplug.reduction import ReductionKernel
+from cuplug.tools import get_or_register_dtype
+
+pytestmark = pytest.mark.gpu
+
+
+PREAMBLE = """
+struct minmax_collector
+{
+    float cur_min;
+    float cur_max;
+
+    __device__
+    minmax_collector()
+    { }
+
+    __device__
+    minmax_collector(float cmin, float cmax)
+    : cur_min(cmin), cur_max(cmax)
+    { }
+
+    __device__ minmax_collector(minmax_collector const &src)
+    : cur_min(src.cur_min), cur_max(src.cur_max)
+    { }
+
+    __device__ minmax_collector(minmax_collector const volatile &src)
+    : cur_min(src.cur_min), cur_max(src.cur_max)
+    { }
+
+    __device__ minmax_collector volatile &operator=(
+        minmax_collector const &src) volatile
+    {
+        cur_min = src.cur_min;
+        cur_max = src.cur_max;
+        return *this;
+    }
+};
+
+__device__
+minmax_collector agg_mmc(minmax_collector a, minmax_collector b)
+{
+    return minmax_collector(
+        fminf(a.cur_min, b.cur_min),
+        fmaxf(a.cur_max, b.cur_max));
+}
+"""
+
+MMC_DTYPE = np.dtype([("cur_min", np.float32), ("cur_max", np.float32)])
+
+
+def _struct_reduction():
+    """PyCUDA's test_struct_reduce, up to the call."""
+    dtype = get_or_register_dtype("minmax_collector", MMC_DTYPE)
+    return ReductionKernel(
+        dtype,
+        neutral="minmax_collector(10000, -10000)",
+        reduce_expr="agg_mmc(a, b)",
+        map_expr="minmax_collector(x[i], x[i])",
+        arguments="float *x",
+        preamble=PREAMBLE,
+    )
+
+
+def test_a_reduction_over_a_record_dtype_defined_in_its_preamble_compiles(ctx):
+    red = _struct_reduction()  # compiles (NVRTC) and loads here, as PyCUDA's does
+    source = red.source
+    assert source.index("struct minmax_collector") < source.index("typedef minmax_collector")
+    out = red(gpuarray.empty((20000,), np.float32))
+    assert out.dtype == MMC_DTYPE and out.shape == ()
