@@ -262,9 +262,17 @@ class IndexingMixin:
             tuple(self.shape[k] for k in keep), tuple(self.strides[k] for k in keep), 0
         )
 
-    def transpose(self, *axes):
-        """A view with the axes permuted (reversed by default)."""
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+    def transpose(self, *axes, **kwargs):
+        """A view with the axes permuted (reversed by default). ``transpose(axes=(...))`` as
+        PyCUDA's signature has it (NumPy takes them positionally only) works too."""
+        if kwargs:
+            if set(kwargs) != {"axes"}:
+                bad = next(k for k in kwargs if k != "axes")
+                raise TypeError(f"transpose() got an unexpected keyword argument {bad!r}")
+            if axes:
+                raise TypeError("transpose() got the axes both positionally and as axes=")
+            axes = (kwargs["axes"],)
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list, range))):
             axes = axes[0]
         if not axes:
             axes = tuple(reversed(range(self.ndim)))

@@ -1,6 +1,6 @@
 """Where PyCUDA's own test suite found cuplug answering otherwise than PyCUDA (issue 24), under
-the fake driver: a ReductionKernel over a registered record dtype whose struct its preamble
-defines (compiled by NVRTC, which needs no GPU; the fake loads it)."""
+the fake driver: transpose(axes=...), and a ReductionKernel over a registered record dtype whose
+struct its preamble defines (compiled by NVRTC, which needs no GPU; the fake loads it)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,20 @@ from cuplug.reduction import ReductionKernel
 from cuplug.tools import get_or_register_dtype
 
 pytestmark = pytest.mark.gpu
+
+
+def test_transpose_takes_pycudas_axes_keyword(ctx):
+    a = gpuarray.empty((2, 3, 4), np.float32)
+    t = a.transpose(axes=(1, 2, 0))
+    assert t.shape == (3, 4, 2) and t.strides == (16, 4, 48)
+    assert a.transpose(axes=None).shape == (4, 3, 2)
+    assert a.transpose((2, 0, 1)).shape == a.transpose(2, 0, 1).shape == (4, 2, 3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'order'"):
+        a.transpose(order="C")
+    with pytest.raises(TypeError, match="both positionally and as axes="):
+        a.transpose((0, 1, 2), axes=(0, 1, 2))
+    with pytest.raises(ValueError, match="don't match"):
+        a.transpose(axes=(0, 1))
 
 
 PREAMBLE = """
