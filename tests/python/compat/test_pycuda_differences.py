@@ -1,6 +1,7 @@
 """Where PyCUDA's own test suite found cuplug answering otherwise than PyCUDA (issue 24), under
-the fake driver: transpose(axes=...), and a ReductionKernel over a registered record dtype whose
-struct its preamble defines (compiled by NVRTC, which needs no GPU; the fake loads it)."""
+the fake driver: transpose(axes=...), __cuda_array_interface__'s strides, and a ReductionKernel
+over a registered record dtype whose struct its preamble defines (compiled by NVRTC, which needs
+no GPU; the fake loads it)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ def test_transpose_takes_pycudas_axes_keyword(ctx):
         a.transpose((0, 1, 2), axes=(0, 1, 2))
     with pytest.raises(ValueError, match="don't match"):
         a.transpose(axes=(0, 1))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_cuda_array_interface_gives_the_strides_of_a_contiguous_array(ctx, order):
+    a = gpuarray.empty((3, 5), np.float64, order=order)
+    assert a.__cuda_array_interface__["strides"] == ((40, 8) if order == "C" else (8, 24))
 
 
 PREAMBLE = """
