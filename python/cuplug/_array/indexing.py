@@ -179,7 +179,24 @@ class IndexingMixin:
 
     def reshape(self, *shape, order="C"):
         """A view of the new shape when the memory allows (else a copy), NumPy's rules; one
-        entry may be -1. The same shape gives self (as PyCUDA)."""
+        entry may be -1. The same shape gives self (as PyCUDA).
+
+        The elements are NumPy's; the layout follows PyCUDA's where they differ: a contiguous
+        array reshaped with order="C" or "F" gives an array contiguous in that order (PyCUDA's
+        reshape lays the memory out in the order asked), a copy where NumPy's view would not be
+        (docs/compat.md)."""
+        result = self._reshape_numpy(shape, order)
+        if (
+            order in ("C", "F")
+            and (self._c_contiguous or self._f_contiguous)
+            and not (result._c_contiguous if order == "C" else result._f_contiguous)
+        ):
+            dense = type(self)(result.shape, self.dtype, allocator=self.allocator, order=order)
+            _apply("_copy", (result,), dense, None)
+            return dense
+        return result
+
+    def _reshape_numpy(self, shape, order):
         shape = _shape_args(shape)
         if order not in ("C", "F", "A"):
             raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")

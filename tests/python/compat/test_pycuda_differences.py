@@ -1,7 +1,7 @@
 """Where PyCUDA's own test suite found cuplug answering otherwise than PyCUDA (issue 24), under
-the fake driver: transpose(axes=...), __cuda_array_interface__'s strides, and a ReductionKernel
-over a registered record dtype whose struct its preamble defines (compiled by NVRTC, which needs
-no GPU; the fake loads it)."""
+the fake driver: transpose(axes=...), __cuda_array_interface__'s strides, reshape's layout for
+an order other than the array's, and a ReductionKernel over a registered record dtype whose
+struct its preamble defines (compiled by NVRTC, which needs no GPU; the fake loads it)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,23 @@ def test_transpose_takes_pycudas_axes_keyword(ctx):
 def test_cuda_array_interface_gives_the_strides_of_a_contiguous_array(ctx, order):
     a = gpuarray.empty((3, 5), np.float64, order=order)
     assert a.__cuda_array_interface__["strides"] == ((40, 8) if order == "C" else (8, 24))
+
+
+def test_reshape_lays_the_result_out_in_the_order_asked_as_pycudas_test_reshape(ctx):
+    a = gpuarray.to_gpu(np.arange(128).reshape(8, 16).astype(np.float32))
+    a = a.reshape((4, 32), order="C")
+    assert a.flags.c_contiguous
+    f = a.reshape(4, 32, order="F")
+    assert f.flags.f_contiguous and f.shape == (4, 32)
+    f = f.reshape((4, 32), order="F")
+    assert f.flags.f_contiguous
+    c = f.reshape((4, 32))
+    assert c.flags.c_contiguous
+    # Where NumPy's answer already has the layout asked, it is NumPy's view.
+    flat = gpuarray.empty((128,), np.float32)
+    v = flat.reshape(4, 32, order="F")
+    assert v.flags.f_contiguous and v.ptr == flat.ptr
+    assert a.reshape(4, 32) is a
 
 
 PREAMBLE = """
