@@ -141,6 +141,9 @@ class MethodsMixin(ReductionMixin):
         from .transfers import compact_strides
 
         dtype = self.dtype if dtype is None else np.dtype(dtype)
+        theirs = self._like_me(dtype, shape)
+        if theirs is not None:  # a subclass's _new_like_me decides (PyCUDA's protocol)
+            return theirs
         if shape is None or tuple(shape) == self.shape:
             strides = compact_strides(self.shape, self.strides, dtype.itemsize)
             return type(self)(self.shape, dtype, allocator=self.allocator, strides=strides)

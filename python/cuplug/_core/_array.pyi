@@ -16,6 +16,11 @@ class ArrayBase:
         Create and return a new object.  See help(type) for accurate signature.
         """
     @staticmethod
+    def _set_gpudata(*args, **kwargs):
+        """
+        _set_gpudata(gpudata): the array over other memory (same layout).
+        """
+    @staticmethod
     def _view(*args, **kwargs):
         """
         _view(shape, strides, offset_bytes, dtype=None): a view with base=self.
