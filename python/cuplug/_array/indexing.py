@@ -13,6 +13,19 @@ from cuplug import _core
 __all__ = ["IndexingMixin", "parse_index", "reshape_strides"]
 
 _apply = _core._array.apply
+
+
+def blank(a, shape, dtype=None, strides=None, order="C"):
+    """A new empty array of a's type and allocator. A subclass's constructor is not run (its
+    signature may be its own, as reikna's is): results of a shape other than a's are made as
+    the C++ layer makes them; those of a's shape go through a._new_like_me (PyCUDA's protocol)."""
+    cls = type(a)
+    out = cls.__new__(cls)
+    dtype = a.dtype if dtype is None else dtype
+    _core._array.ArrayBase.__init__(out, shape, dtype, a.allocator, None, None, strides, order)
+    return out
+
+
 _ArrayBase = _core._array.ArrayBase
 
 
@@ -191,7 +204,7 @@ class IndexingMixin:
             and (self._c_contiguous or self._f_contiguous)
             and not (result._c_contiguous if order == "C" else result._f_contiguous)
         ):
-            dense = type(self)(result.shape, self.dtype, allocator=self.allocator, order=order)
+            dense = blank(self, result.shape, order=order)
             _apply("_copy", (result,), dense, None)
             return dense
         return result
@@ -220,12 +233,7 @@ class IndexingMixin:
         strides = reshape_strides(self.shape, self.strides, shape, fortran, self.itemsize)
         if strides is not None:
             return self._view(shape, strides, 0)
-        dense = type(self)(
-            self.shape,
-            self.dtype,
-            allocator=self.allocator,
-            order="F" if fortran else "C",
-        )
+        dense = blank(self, self.shape, order="F" if fortran else "C")
         _apply("_copy", (self,), dense, None)
         return dense._view(shape, _dense(shape, self.itemsize, fortran), 0)
 

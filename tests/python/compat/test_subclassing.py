@@ -250,3 +250,17 @@ def test_a_source_module_subclass(ctx):
 
     m = Module("__global__ void k(int *x) { }")
     assert m.kernel is not None and m.get_function("k") is not None
+
+
+def test_results_of_another_shape_are_of_the_subclass_without_its_constructor(ctx):
+    thr = Thread()
+    a = thr.array((4, 8), np.float32)
+    made = thr.made
+    copied = a.T.reshape(32)  # not contiguous: a copy
+    in_f = a.reshape(4, 8, order="F")  # the layout asked: a copy
+    backwards = a.reverse()
+    wide = thr.array((8,), np.float32).mul_add(1, a, 1)  # broadcast to (4, 8)
+    for r in (copied, in_f, wide, backwards):
+        assert type(r) is Array
+    assert copied.shape == (32,) and in_f.flags.f_contiguous and wide.shape == (4, 8)
+    assert thr.made == made + 1  # only the (8,) operand: reikna's constructor takes a thread
