@@ -37,10 +37,18 @@ __all__ = [
 # (handle, serial) -> {user key: value}
 _by_context: dict[tuple, dict] = {}
 _lock = threading.Lock()
+# (weak reference to the Context object last asked about, its dict): the common case, one
+# context, costs an identity test instead of building its key. Weak, so that it keeps no
+# context alive; reset by drop() and clear().
+_last: tuple = (None, None)
 
 
 def entries(ctx) -> dict:
     """The dict of what is cached for the live context `ctx` (a Context)."""
+    global _last
+    ref, found = _last
+    if ref is not None and ctx is not None and ref() is ctx:
+        return found
     try:
         key = ctx._cache_key
     except AttributeError:
@@ -53,6 +61,7 @@ def entries(ctx) -> dict:
     if found is None:
         with _lock:
             found = _by_context.setdefault(key, {})
+    _last = (weakref.ref(ctx), found)
     return found
 
 
@@ -90,8 +99,10 @@ def per_object(ctx, name) -> weakref.WeakKeyDictionary:
 def drop(handle: int, serial: int) -> None:
     """Forgets everything cached for the context (handle, serial), releasing it now (called by
     the extension just before that context is destroyed)."""
+    global _last
     with _lock:
         found = _by_context.pop((handle, serial), None)
+        _last = (None, None)
     if found:
         # Released here, in the context's last moments, not whenever the dict is collected.
         for value in list(found.values()):
@@ -103,9 +114,11 @@ def drop(handle: int, serial: int) -> None:
 def clear() -> None:
     """Forgets every context's entries, the C++ elementwise kernels and the array pools
     (cuplug.tools.clear_context_caches()), releasing the contexts they kept alive."""
+    global _last
     with _lock:
         dropped = list(_by_context.values())
         _by_context.clear()
+        _last = (None, None)
     for found in dropped:
         found.clear()
     _core._array.clear_kernels()
