@@ -30,6 +30,7 @@ __all__ = [
     "drop",
     "entries",
     "entry_count",
+    "forget",
     "lookup",
     "per_object",
 ]
@@ -94,6 +95,14 @@ def per_object(ctx, name) -> weakref.WeakKeyDictionary:
     if table is None:
         table = found[("weak", name)] = weakref.WeakKeyDictionary()
     return table
+
+
+def forget(name, obj) -> None:
+    """Drops what `obj` keeps in its per_object(ctx, name) table of every context."""
+    for found in list(_by_context.values()):
+        table = found.get(("weak", name))
+        if table is not None:
+            table.pop(obj, None)
 
 
 def drop(handle: int, serial: int) -> None:

@@ -66,9 +66,15 @@ def _generators():
 
 
 def test_a_hundred_contexts_leave_no_cached_objects_behind(fresh_contexts, fake):
+    from cuplug import tools
+
+    @tools.context_dependent_memoize
+    def made_here(n):
+        return gpuarray.zeros((n,), np.float32)  # memory of the context: must not outlive it
+
     contexts, pools = context_cache.context_count(), _core._array.pool_count()
     allocations = fake.live_allocations()
-    handles, dead = set(), []
+    handles, dead, memoized = set(), [], []
     for cycle in range(CYCLES):
         ctx = drv.Device(0).make_context()
         handles.add(ctx.handle)
@@ -85,6 +91,8 @@ def test_a_hundred_contexts_leave_no_cached_objects_behind(fresh_contexts, fake)
             gens = _generators()
             assert len(gens) == 1, f"cycle {cycle}: {len(gens)} rng generators"
             dead.append(weakref.ref(gens[0]))
+            assert made_here(16) is made_here(16)
+            memoized.append(weakref.ref(made_here(16)))
             del gens, x
         finally:
             drv.Context.pop()
@@ -95,6 +103,7 @@ def test_a_hundred_contexts_leave_no_cached_objects_behind(fresh_contexts, fake)
         assert scale._engine_kernel().core.cached_layouts == 0, f"cycle {cycle}"
         gc.collect()
         assert dead[-1]() is None, f"cycle {cycle}: the rng generator outlived its context"
+        assert memoized[-1]() is None, f"cycle {cycle}: a memoized result outlived its context"
     assert len(handles) < CYCLES, "the fake gave every context a new handle: nothing was tested"
     assert fake.live_allocations() == allocations
     assert fake.take_undefined_behaviour() == []
