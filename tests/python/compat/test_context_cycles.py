@@ -147,3 +147,28 @@ def test_clear_context_caches_empties_the_cache(fresh_contexts):
     finally:
         drv.Context.pop()
         ctx.detach()
+
+
+def test_peer_access_is_enabled_again_for_a_new_context_at_a_dead_ones_handle(fresh_contexts, fake):
+    from cuplug import _peer
+
+    if drv.Device.count() < 2:
+        pytest.skip("needs two devices")
+    other = drv.Device(1).make_context()
+    drv.Context.pop()
+    first = drv.Device(0).make_context()
+    drv.Context.pop()
+    try:
+        assert _peer.peer_access(first, other) and fake.peer_enabled(first.handle, other.handle)
+        handle = first.handle
+        first.detach()
+        second = drv.Device(0).make_context()
+        drv.Context.pop()
+        try:
+            assert second.handle == handle and not fake.peer_enabled(handle, other.handle)
+            assert _peer.peer_access(second, other)
+            assert fake.peer_enabled(handle, other.handle)  # enabled for the new one itself
+        finally:
+            second.detach()
+    finally:
+        other.detach()
