@@ -28,7 +28,7 @@ CYCLES = 100
 def _one_context(cycle, scale, total, scan):
     x = curandom.rand((1000,), np.float32)
     h = x.get()
-    assert 0 <= h.min() and h.max() < 1 and h.std() > 0.2, f"cycle {cycle}: not uniform"
+    assert 0 <= h.min() and h.max() <= 1 and h.std() > 0.2, f"cycle {cycle}: not uniform"
     scale(x, 2.0)
     h2 = h * np.float32(2)
     np.testing.assert_array_equal(x.get(), h2)
@@ -53,7 +53,7 @@ def test_a_hundred_contexts_with_rand_kernels_and_pools_leave_the_process_health
     # The first context's own set-up (runtime, cuRAND's kernels) is not a leak: measure from
     # after one cycle.
     free_before = None
-    contexts = context_cache.context_count()
+    contexts, pools = context_cache.context_count(), _core._array.pool_count()
     for cycle in range(CYCLES + 1):
         ctx = drv.Device(0).make_context()
         try:
@@ -65,7 +65,7 @@ def test_a_hundred_contexts_with_rand_kernels_and_pools_leave_the_process_health
             ctx.detach()
         gc.collect()
         assert context_cache.context_count() == contexts, f"cycle {cycle}"
-        assert _core._array.pool_count() == 0, f"cycle {cycle}"
+        assert _core._array.pool_count() == pools, f"cycle {cycle}"
         probe = drv.Device(0).retain_primary_context()
         probe.push()
         try:
