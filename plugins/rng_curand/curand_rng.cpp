@@ -2,14 +2,17 @@
 // curandGenerate* call for each distribution.
 #include "curand_rng.hpp"
 
+#include <cuplug/context_events.hpp>
 #include <cuplug/driver_api.hpp>
 #include <cuplug/errors.hpp>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 
 namespace cuplug::plugins {
 namespace {
@@ -39,7 +42,30 @@ void watch_exit() {
   (void)registered;
 }
 
+// Every live device generator, so that the one of a context the host is destroying is released
+// while that context lives: cuRAND destroying a generator after its context failed every later
+// cuRAND call of the process (CURAND_STATUS_PREEXISTING_FAILURE, issue 24).
+struct live_generators {
+  std::mutex mutex;
+  std::unordered_set<curand_rng *> all;
+};
+live_generators &live() {
+  static auto *l = new live_generators(); // leaked: contexts may be destroyed during exit
+  return *l;
+}
+
 } // namespace
+
+void curand_rng::drop_context(CUcontext ctx) noexcept {
+  const unsigned long long key = context_key(ctx);
+  auto &l = live();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  for (curand_rng *g : l.all)
+    if (!g->host_ && g->gen_ != nullptr && g->context_ == key) {
+      g->release();
+      g->context_ = 0;
+    }
+}
 
 curand_rng::curand_rng(const options &opts)
     : type_(curand::generator_named(opts.get_string("generator", "philox"))),
@@ -56,11 +82,25 @@ curand_rng::curand_rng(const options &opts)
     throw config_error("rng 'curand': option memory must be \"device\" or \"host\", got \"" +
                        memory + "\"");
   host_ = memory == "host";
-  if (host_)
+  if (host_) {
     make(0); // the host generator needs no GPU: make it now, so bad settings show at once
+    return;
+  }
+  static const bool watching = (on_context_destroy(&curand_rng::drop_context), true);
+  (void)watching;
+  auto &l = live();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  l.all.insert(this);
 }
 
-curand_rng::~curand_rng() { release(); }
+curand_rng::~curand_rng() {
+  if (!host_) {
+    auto &l = live();
+    std::lock_guard<std::mutex> lock(l.mutex);
+    l.all.erase(this);
+  }
+  release();
+}
 
 void curand_rng::release() noexcept {
   if (gen_ != nullptr && !exiting.load())

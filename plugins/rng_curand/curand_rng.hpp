@@ -26,6 +26,9 @@ class curand_rng final : public rng {
 public:
   explicit curand_rng(const options &opts);
   ~curand_rng() override;
+  // Releases the generators made in `ctx`, which the host is about to destroy (a context
+  // destroy callback: cuplug/context_events.hpp).
+  static void drop_context(CUcontext ctx) noexcept;
 
 private:
   void do_seed(std::uint64_t seed) override;

@@ -2,6 +2,7 @@
 // each context that asks, keyed by the driver's unique context id.
 #include "philox_module.hpp"
 
+#include <cuplug/context_events.hpp>
 #include <cuplug/driver_api.hpp>
 #include <cuplug/errors.hpp>
 
@@ -30,7 +31,42 @@ unsigned long long context_key(CUcontext ctx) {
   return reinterpret_cast<unsigned long long>(ctx);
 }
 
+std::mutex &modules_mutex() {
+  static auto *m = new std::mutex(); // leaked: contexts may be destroyed during exit
+  return *m;
+}
+
+std::map<unsigned long long, std::unique_ptr<loaded_module>> &modules() {
+  static auto *m = new std::map<unsigned long long, std::unique_ptr<loaded_module>>();
+  return *m;
+}
+
+// The host destroys `ctx` next (it is current): its module is unloaded now, and a new context
+// that gets its handle (the key when the driver lacks cuCtxGetId) loads its own.
+void drop_context(CUcontext ctx) noexcept {
+  std::unique_ptr<loaded_module> gone;
+  {
+    std::lock_guard<std::mutex> lock(modules_mutex());
+    auto it = modules().find(context_key(ctx));
+    if (it == modules().end())
+      return;
+    gone = std::move(it->second);
+    modules().erase(it);
+  }
+  try {
+    if (gone->module != nullptr)
+      (void)::cuplug::detail::entry(driver().cuModuleUnload, "cuModuleUnload")(gone->module);
+  } catch (...) {
+    // No driver entry: the module goes with its context.
+  }
+}
+
 } // namespace
+
+std::size_t loaded_module_count() {
+  std::lock_guard<std::mutex> lock(modules_mutex());
+  return modules().size();
+}
 
 const loaded_module &module_for_current_context() {
   CUcontext ctx = nullptr;
@@ -38,10 +74,11 @@ const loaded_module &module_for_current_context() {
   if (ctx == nullptr)
     throw cuda_error("cuCtxGetCurrent", CUDA_ERROR_INVALID_CONTEXT,
                      "rng 'philox' needs a current CUDA context to launch its kernels");
-  static std::mutex mutex;
-  static std::map<unsigned long long, std::unique_ptr<loaded_module>> modules;
+  static const bool watching = (on_context_destroy(&drop_context), true);
+  (void)watching;
+  auto &modules = ::cuplug::philox::modules();
   const unsigned long long key = context_key(ctx);
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(modules_mutex());
   auto it = modules.find(key);
   if (it != modules.end())
     return *it->second;

@@ -5,6 +5,8 @@
 
 #include <cuda.h>
 
+#include <cstddef>
+
 namespace cuplug::philox {
 
 struct loaded_module {
@@ -18,5 +20,7 @@ struct loaded_module {
 // loaded until their context is destroyed (like cuRAND's): a context gets a fresh one even when
 // the driver gives it a destroyed context's handle. Throws cuda_error without a current context.
 const loaded_module &module_for_current_context();
+// Contexts with a loaded module (each is unloaded when the host destroys its context).
+std::size_t loaded_module_count();
 
 } // namespace cuplug::philox

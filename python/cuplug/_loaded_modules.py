@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 
 from cuplug import _core
+from cuplug._driver import context_cache
 
 LogicError = _core.LogicError
 
@@ -18,14 +19,10 @@ def current_context():
         return None  # no driver, or it failed to start: compiling may still work with an arch
 
 
-# (context handle, cache key) -> (Context, Module). The Context is kept so a detached context
-# whose handle the driver reuses cannot hand out a module of the old one.
-_modules = {}
-
-
 def clear_module_cache():
-    """Forgets the loaded modules kept per context (they unload when nothing else uses them)."""
-    _modules.clear()
+    """Forgets the loaded modules kept per context (they unload when nothing else uses them),
+    with everything else cached per context (cuplug._driver.context_cache)."""
+    context_cache.clear()
 
 
 def load_module(result, cached):
@@ -37,18 +34,12 @@ def load_module(result, cached):
             "cuplug.compiler: cannot load a module: there is no current context "
             "(import cuplug.autoinit, or make and push one)"
         )
-    key = (ctx.handle, result.key)
-    if cached:
-        entry = _modules.get(key)
-        if entry is not None and entry[0] is ctx:
-            return entry[1]
-    module = _core.module_from_buffer(result.data)
-    if cached:
-        # Entries of a context that was detached and whose handle the driver gave out again.
-        for stale in [k for k, (c, _) in _modules.items() if k[0] == key[0] and c is not ctx]:
-            del _modules[stale]
-        _modules[key] = (ctx, module)
-    return module
+    if not cached:
+        return _core.module_from_buffer(result.data)
+    # One per (live context, cache key); it unloads with its context (context_cache).
+    return context_cache.lookup(
+        ctx, ("module", result.key), lambda: _core.module_from_buffer(result.data)
+    )
 
 
 def _looks_like_cpp_name(name):

@@ -6,12 +6,11 @@ from __future__ import annotations
 import threading
 
 from . import _core
+from ._driver import context_cache
 
 __all__ = ["as_context", "memcpy_peer", "memcpy_peer_async", "peer_access"]
 
 _lock = threading.Lock()
-# (dest handle, src handle) -> whether direct peer access is on between them (both ways).
-_peer_state: dict[tuple[int, int], bool] = {}
 # Device ordinal -> its primary context, retained once so that the pools made there persist.
 _primary: dict[int, _core.Context] = {}
 
@@ -50,12 +49,15 @@ def peer_access(dest: _core.Context, src: _core.Context) -> bool:
     dictionary look-up. Same context or same device: True."""
     if dest.handle == src.handle or dest.device == src.device:
         return True
-    key = (dest.handle, src.handle)
-    state = _peer_state.get(key)
+    # Kept in each context's entries of the per-context cache: gone with either context, and
+    # never found by a new context that gets a destroyed one's handle.
+    mine = context_cache.entries(dest)
+    key = ("peer access", src._cache_key)
+    state = mine.get(key)
     if state is not None:
         return state
     with _lock:
-        state = _peer_state.get(key)
+        state = mine.get(key)
         if state is None:
             state = dest.device.can_access_peer(src.device) and src.device.can_access_peer(
                 dest.device
@@ -63,7 +65,7 @@ def peer_access(dest: _core.Context, src: _core.Context) -> bool:
             if state:
                 _enable(dest, src)
                 _enable(src, dest)
-            _peer_state[key] = _peer_state[(src.handle, dest.handle)] = state
+            mine[key] = context_cache.entries(src)[("peer access", dest._cache_key)] = state
     return state
 
 
@@ -75,13 +77,6 @@ def _enable(ctx: _core.Context, peer: _core.Context) -> None:
             # Someone (another library, an earlier cuplug) enabled it already: what we want.
             if "already enabled" not in str(e):
                 raise
-
-
-def _forget(handles) -> None:
-    """Drops cached peer states of contexts that went away (tests, clear_context_caches)."""
-    with _lock:
-        for key in [k for k in _peer_state if k[0] in handles or k[1] in handles]:
-            del _peer_state[key]
 
 
 def _reach(dest_context, src_context) -> None:

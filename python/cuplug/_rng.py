@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from cuplug import _core
+from cuplug._driver import context_cache
 
 _backends = _core.rng
 
@@ -55,33 +56,48 @@ class Stream:
         self.offset = check_seed(offset, "offset")
         self.backend = backend
         self.options = dict(options or {})
-        self._generator = None
-        self._name = None
-        self._fresh = False
+        # Bumped when the seed or offset is set: each context's generator is seeded again.
+        self._epoch = 0
+        self._host = {}  # the generator used with no current context (host-memory backends)
 
     @property
     def backend_name(self) -> str:
         return self.backend if self.backend is not None else _backends.selected_name()
 
+    def _slot(self):
+        """[backend name, generator, epoch it was seeded at] of the current context. Kept in the
+        per-context cache, so a generator is destroyed with its context, while the context is
+        still alive (a cuRAND generator outliving its context made every later cuRAND call of
+        the process fail: issue 24), and never used in another context."""
+        ctx, _ = context_cache.current()
+        if ctx is None:
+            return self._host
+        mine = context_cache.per_object(ctx, "rng")
+        slot = mine.get(self)
+        if slot is None:
+            slot = mine[self] = {}
+        return slot
+
     def generator(self):
-        """The backend's generator object, at (seed, offset)."""
+        """The backend's generator object of the current context, at (seed, offset)."""
         name = self.backend_name
-        if self._generator is None or name != self._name:
-            self._generator = _backends.create(name, self.options)
-            self._name = name
-            self._fresh = False
-        g = self._generator
-        if not self._fresh or g.offset != self.offset:
+        slot = self._slot()
+        g = slot.get("generator")
+        if g is None or slot.get("name") != name:
+            g = slot["generator"] = _backends.create(name, self.options)
+            slot["name"] = name
+            slot["epoch"] = None
+        if slot["epoch"] != self._epoch or g.offset != self.offset:
             g.seed(self.seed)
             if self.offset:
                 g.offset = self.offset
-            self._fresh = True
+            slot["epoch"] = self._epoch
         return g
 
     def restart(self, seed, offset=0):
         self.seed = check_seed(seed)
         self.offset = check_seed(offset, "offset")
-        self._fresh = False
+        self._epoch += 1
 
     def supports(self, distribution, dtype) -> bool:
         return self.generator().supports(distribution, dtype)
@@ -94,7 +110,7 @@ class Stream:
         g.generate(distribution, dtype, int(address), count, stream=stream, **params)
         self.offset = g.offset
         if dtype == "float64":
-            self._fresh = False
+            self._epoch += 1
 
     # ---- GPUArrays -------------------------------------------------------------------------
 

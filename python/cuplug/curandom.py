@@ -110,22 +110,17 @@ def _table(table, count, dtype, width):
     return gpuarray.to_gpu(_host_table(table, count, dtype, width))
 
 
-# (context handle, table, rows) -> (Context, GPUArray): the first min(count, 20000) rows of a
-# cuRAND table, read (never written) by the Sobol generators' prepare kernels. The Context is
-# kept so that a handle the driver gives out again cannot hand out another context's memory.
-_default_tables = {}
-
-
 def _default_table(table, count, dtype, width):
+    """The first min(count, 20000) rows of a cuRAND table (a GPUArray), read (never written) by
+    the Sobol generators' prepare kernels: one per live context, gone with it (context_cache)."""
+    from cuplug._driver import context_cache
 
-    ctx = _core.Context.get_current()
     rows = min(int(count), _SOBOL_DIMENSIONS)
-    key = (ctx.handle, table, rows)
-    entry = _default_tables.get(key)
-    if entry is None or entry[0] is not ctx:
-        entry = (ctx, _table(table, rows, dtype, width))
-        _default_tables[key] = entry
-    return entry[1]
+    return context_cache.lookup(
+        _core.Context.get_current(),
+        ("sobol table", table, rows),
+        lambda: _table(table, rows, dtype, width),
+    )
 
 
 def generate_direction_vectors(count, direction=None):

@@ -86,7 +86,6 @@ class ElementwiseKernel:
         self.after_loop = kwargs.get("after_loop", "")
         self._vectors = [k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg)]
         self._kernel = None  # the engine's kernel, made on the first call
-        self._range = {}  # (context, use_range) -> (that context, PyCUDA's flat kernel)
 
     # {{{ the engine
 
@@ -243,11 +242,15 @@ class ElementwiseKernel:
             The module, its prepared kernel and its full argument list.
         """
         from cuplug import driver
+        from cuplug._driver import context_cache
 
-        ctx = driver.Context.get_current()
-        key = (ctx, bool(use_range))
-        owner, made = self._range.get(key, (None, None))
-        if owner is not ctx:  # first use here, or a destroyed context whose handle came back
+        # One per live context and form, gone with the context (context_cache) or this kernel.
+        mine = context_cache.per_object(driver.Context.get_current(), "ElementwiseKernel range")
+        forms = mine.get(self)
+        if forms is None:
+            forms = mine[self] = {}
+        made = forms.get(bool(use_range))
+        if made is None:
             made = get_elwise_kernel_and_types(
                 self.arguments,
                 self.operation,
@@ -259,7 +262,7 @@ class ElementwiseKernel:
                 loop_prep=self.loop_prep,
                 after_loop=self.after_loop,
             )
-            self._range[key] = (ctx, made)
+            forms[bool(use_range)] = made
         return made
 
     # }}}

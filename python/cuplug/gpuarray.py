@@ -63,7 +63,12 @@ from cuplug._array.reductions import (
     var,
     vdot,
 )
-from cuplug._array.transfers import to_device, to_gpu, to_gpu_async
+from cuplug._array.transfers import (
+    _memcpy_discontig,  # noqa: F401 (PyCUDA's, used by libraries)
+    to_device,
+    to_gpu,
+    to_gpu_async,
+)
 from cuplug._array.vec import vec
 from cuplug._core import _array as _core_array
 from cuplug._public import public_dir as _public_dir

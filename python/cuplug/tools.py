@@ -300,8 +300,27 @@ from cuplug._dtypes import (  # noqa: E402, F401  (re-exported)
 context_dependent_memoized_functions = []
 
 
+class _MemoizedResults:
+    """What ``func._pycuda_ctx_dep_memoize_dic`` is (PyCUDA's attribute, which its
+    clear_context_caches() clears): the function's results live in cuplug's per-context cache,
+    one table per live context, and clear() forgets them in every context."""
+
+    def __init__(self, func):
+        self._func = func
+
+    def clear(self):
+        from cuplug._driver import context_cache
+
+        context_cache.forget(_MEMOIZED, self._func)
+
+
+_MEMOIZED = "context_dependent_memoize"
+
+
 def context_dependent_memoize(func):
-    """Caches func's results per current context and per arguments (kwargs included).
+    """Caches func's results per current context and per arguments (kwargs included). The
+    results of a context go with it (cuplug's per-context cache drops them just before the
+    context is destroyed), and a new context that gets a destroyed one's handle starts afresh.
 
     Parameters
     ----------
@@ -313,23 +332,17 @@ def context_dependent_memoize(func):
     collections.abc.Callable
         The caching wrapper.
     """
+    from cuplug._driver import context_cache
+
+    func._pycuda_ctx_dep_memoize_dic = _MemoizedResults(func)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         cache_key = (args, frozenset(kwargs.items())) if kwargs else (args,)
-        try:
-            ctx_dict = func._pycuda_ctx_dep_memoize_dic
-        except AttributeError:
-            # Keeps contexts alive until clear_context_caches(); PyCUDA does the same.
-            ctx_dict = func._pycuda_ctx_dep_memoize_dic = {}
-
-        cur_ctx = cuda.Context.get_current()
-        # Contexts compare by handle, and the driver gives a new context the handle of a
-        # destroyed one: results made under that one (its kernels, its memory) are dropped.
-        owner, results = ctx_dict.get(cur_ctx, (None, None))
-        if owner is not cur_ctx:
-            results = {}
-            ctx_dict[cur_ctx] = (cur_ctx, results)
+        tables = context_cache.per_object(cuda.Context.get_current(), _MEMOIZED)
+        results = tables.get(func)
+        if results is None:
+            results = tables[func] = {}
         try:
             return results[cache_key]
         except KeyError:
@@ -341,16 +354,17 @@ def context_dependent_memoize(func):
 
 
 def clear_context_caches():
-    """Empties every context_dependent_memoize cache and the per-context module cache of
-    cuplug.compiler, dropping the contexts and modules they keep alive."""
+    """Empties every context_dependent_memoize cache and cuplug's per-context cache (loaded
+    modules, compiled kernels, array pools, rng generators), dropping the contexts and modules
+    they keep alive."""
     for func in context_dependent_memoized_functions:
         try:
             func._pycuda_ctx_dep_memoize_dic.clear()
         except AttributeError:
             pass
-    from cuplug.compiler import clear_module_cache
+    from cuplug._driver import context_cache
 
-    clear_module_cache()
+    context_cache.clear()
 
 
 # }}}

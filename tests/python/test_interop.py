@@ -357,7 +357,7 @@ def test_cuda_array_interface_v3():
         "typestr": "<f4",
         "descr": [("", "<f4")],
         "data": (0x5000, False),
-        "strides": None,  # C-contiguous
+        "strides": (20, 4),  # the tuple for a C-contiguous array too, as PyCUDA gives it
         "stream": 1,  # the legacy default stream: the consumer orders its work after it
         "version": 3,
     }

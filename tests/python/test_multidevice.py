@@ -24,14 +24,14 @@ def two():
 
 @pytest.fixture
 def fresh_pair(two):
-    """Created contexts on devices 0 and 1 (new handles: no cached peer state), popped."""
+    """Created contexts on devices 0 and 1 (no cached peer state: it goes with its contexts),
+    popped."""
     made = []
     for n in (0, 1):
         ctx = drv.Device(n).make_context()
         drv.Context.pop()
         made.append(ctx)
     yield tuple(made)
-    _peer._forget({c.handle for c in made})
     for ctx in made:
         ctx.detach()
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from cuplug import _core, _tuning
 from cuplug._codegen import axis_reduction as _ar
+from cuplug._driver import context_cache
 
 try:
     from numpy.exceptions import AxisError
@@ -416,9 +417,9 @@ class _Late:
 
 _late = _Late()
 _specs = {}
-_functions = {}  # (spec name, entry kind, context) -> (context, Function)
-_plans = {}
-_sms = {}
+# Per context (cuplug._driver.context_cache): ("axis fn", spec name, entry kind) -> Function,
+# "axis plans" -> {key: _Plan}, "multiprocessors" -> int.
+_PLANS = "axis plans"
 #: Plans kept before the cache starts over (each is a few hundred bytes).
 PLAN_CACHE_SIZE = 4096
 
@@ -434,65 +435,38 @@ def _spec(kind, x, c, res, o):
 def _functions_for(ctx, sp, kinds):
     """The loaded entries (kind -> Function) of sp for this context: those not loaded yet are
     compiled together, one NVRTC program (a plan's launches need one or two kinds)."""
+    cached = context_cache.entries(ctx)
     found, missing = {}, []
     for kind in kinds:
-        hit = _functions.get((sp.name, kind, ctx))
-        if hit is not None and hit[0] is ctx:
-            found[kind] = hit[1]
+        hit = cached.get(("axis fn", sp.name, kind))
+        if hit is not None:
+            found[kind] = hit
         else:
             missing.append(kind)
     if not missing:
         return found
     from cuplug.compiler import SourceModule
 
-    from .engine import Arg, _compile_options, _register_cache_clearer
+    from .engine import Arg, _compile_options
 
-    _register_cache_clearer()
-    _register_clearer()
     source = _ar.generate(sp, tuple(missing))
     options = _compile_options([Arg("x", d, True) for d in sp.dtypes], None, True)
     module = SourceModule(source, no_extern_c=True, options=options)
     for kind in missing:
         fn = module.get_function(_ar.entry(sp.name, kind))
         fn.prepare(_FORMAT)
-        _functions[(sp.name, kind, ctx)] = (ctx, fn)
+        cached[("axis fn", sp.name, kind)] = fn
         found[kind] = fn
     return found
 
 
 def _multiprocessors(ctx):
-    hit = _sms.get(ctx)
-    if hit is None or hit[0] is not ctx:
+    def count():
         from cuplug import driver
 
-        count = ctx.get_device().get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
-        hit = _sms[ctx] = (ctx, count)
-    return hit[1]
+        return ctx.get_device().get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
 
-
-class _Clearer:
-    """cuplug.tools.clear_context_caches() hook (PyCUDA's protocol): forgets loaded kernels
-    and the plans that hold them."""
-
-    class _Dict:
-        @staticmethod
-        def clear():
-            _functions.clear()
-            _plans.clear()
-            _sms.clear()
-
-    _pycuda_ctx_dep_memoize_dic = _Dict()
-
-
-_registered = []
-
-
-def _register_clearer():
-    if not _registered:
-        from cuplug import tools
-
-        tools.context_dependent_memoized_functions.append(_Clearer())
-        _registered.append(True)
+    return context_cache.lookup(ctx, "multiprocessors", count)
 
 
 class _Plan:
@@ -586,13 +560,16 @@ def reduce(kind, a, axis=None, dtype=None, out=None, keepdims=False, stream=None
     _core._array._check_same_device(kind, a, out)
     try:
         outkey = None if out is None else (out.dtype, out.shape, out.strides, out.ptr & 15)
-        # id(ctx): a Context hashes slowly, and the plan holds its context (the id stays its).
         key = (kind, a.dtype, a.shape, a.strides, a.ptr & 15, axis, dtype, keepdims, ddof,
-               outkey, id(ctx))  # fmt: skip
-        plan = _plans.get(key)
+               outkey)  # fmt: skip
+        # The plans of this context: they go with it (context_cache), so a new context that
+        # got a destroyed one's handle starts without them.
+        plan = context_cache.entries(ctx)[_PLANS].get(key)
+    except KeyError:  # the context's first plan
+        plan = None
     except (AttributeError, TypeError):  # not an array, or an unhashable argument (a list)
         key = plan = None
-    if plan is None or plan.ctx is not ctx:  # new, or a destroyed context's handle came back
+    if plan is None:
         plan = _plan_for(ctx, key, kind, a, axis, dtype, out, keepdims, ddof)
         if plan is None:  # reduced some other way (a copy first)
             return _copy_first(kind, a, axis, dtype, out, keepdims, stream, allocator, ddof)
@@ -622,9 +599,10 @@ def _plan_for(ctx, key, kind, a, axis, dtype, out, keepdims, ddof):
     except TooManyDims:
         return None
     if key is not None:
-        if len(_plans) >= PLAN_CACHE_SIZE:
-            _plans.clear()
-        _plans[key] = plan
+        plans = context_cache.entries(ctx).setdefault(_PLANS, {})
+        if len(plans) >= PLAN_CACHE_SIZE:
+            plans.clear()
+        plans[key] = plan
     return plan
 
 

@@ -7,14 +7,13 @@ import numpy as np
 
 from cuplug import _core
 
-from .engine import _register_cache_clearer
 from .geometry import LaunchGeometry
 from .indexing import IndexingMixin
 from .interop import ArrayInterop
 from .methods import MethodsMixin
 from .transfers import TransferMixin
 
-__all__ = ["ArrayFlags", "GPUArray"]
+__all__ = ["ArrayFlags", "GPUArray", "PYCUDA_ATTRIBUTES"]
 
 
 class ArrayFlags:
@@ -32,6 +31,44 @@ class ArrayFlags:
             f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}\n"
             f"  FORC : {self.forc}"
         )
+
+
+#: PyCUDA's GPUArray keeps these as plain instance attributes, which subclasses set in their
+#: __init__ (``self.nbytes = nbytes``, ``self.allocator = ...``, ``self.gpudata = ...``).
+PYCUDA_ATTRIBUTES = (
+    "shape",
+    "dtype",
+    "strides",
+    "size",
+    "mem_size",
+    "nbytes",
+    "gpudata",
+    "allocator",
+    "base",
+)
+
+
+def _shadowing(name):
+    """A property over ArrayBase's read-only attribute `name` that a subclass instance may set:
+    the value set (kept in the instance's __dict__) shadows the C++ one. Setting ``gpudata``
+    also moves the array onto that memory (the C++ operations read it there)."""
+    cpp_get = _core._array.ArrayBase.__dict__[name].__get__
+
+    def get(self):
+        try:
+            return self.__dict__[name]
+        except KeyError:
+            return cpp_get(self)
+
+    def set(self, value):
+        if name == "gpudata":
+            self._set_gpudata(value)
+        self.__dict__[name] = value
+
+    def delete(self):
+        self.__dict__.pop(name, None)
+
+    return property(get, set, delete, _core._array.ArrayBase.__dict__[name].__doc__)
 
 
 class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._array.ArrayBase):
@@ -54,6 +91,46 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
     # NumPy operators hand over to ours (x * gpuarray calls GPUArray.__rmul__) instead of
     # converting the array element by element.
     __array_ufunc__ = None
+
+    def __init_subclass__(cls, **kwargs):
+        """Subclasses may set PyCUDA's plain attributes (PYCUDA_ATTRIBUTES) as PyCUDA's allow;
+        GPUArray itself keeps the C++ getters (its fast path is untouched)."""
+        super().__init_subclass__(**kwargs)
+        for name in PYCUDA_ATTRIBUTES:
+            found = next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
+            if found is _core._array.ArrayBase.__dict__[name]:
+                setattr(cls, name, _shadowing(name))
+
+    def _new_like_me(self, dtype=None, order="C"):
+        """An empty array of self's shape (PyCUDA's protocol): ``self.__class__(shape, dtype,
+        allocator=self.allocator, strides=..., order=order)``, self's memory order kept for the
+        same dtype. Operations make their results of self's shape through it, so a subclass
+        that overrides it decides the results' type and allocation.
+
+        Parameters
+        ----------
+        dtype : numpy.dtype | None
+            The elements' type; None: self's.
+        order : str
+            "C" or "F", for a dtype other than self's.
+        """
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
+        strides = None
+        if dtype == self.dtype:
+            from .transfers import compact_strides
+
+            strides = compact_strides(self.shape, self.strides, dtype.itemsize)
+        return self.__class__(
+            self.shape, dtype, allocator=self.allocator, strides=strides, order=order
+        )
+
+    def _like_me(self, dtype, shape=None):
+        """The new array for a result of a subclass instance, of `shape` (None: self's) and
+        `dtype`, made by its _new_like_me as PyCUDA's operations make theirs; None for plain
+        GPUArrays and other shapes (the caller makes it)."""
+        if type(self) is not GPUArray and (shape is None or tuple(shape) == self.shape):
+            return self._new_like_me(dtype)
+        return None
 
     @property
     def flags(self):
@@ -172,7 +249,6 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
 
 _core._array.set_result_type(GPUArray)
 # clear_context_caches() also drops compiled array kernels and the per-context array pools.
-_register_cache_clearer()
 
 
 def _is_array(x):

@@ -8,8 +8,6 @@ cache (cuplug.compiler.SourceModule), and load it through the launcher backend.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from cuplug import _core, _tuning
@@ -62,32 +60,6 @@ def _compile_options(args, options, minimal):
         # kernel's compile time (15 -> 8 ms on an H100 machine).
         opts.append("-minimal")
     return opts
-
-
-_live_kernels = weakref.WeakSet()
-
-
-class _CacheClearer:
-    """Hooked into cuplug.tools.clear_context_caches() (PyCUDA's protocol: an object of its
-    memoized-function list whose ``_pycuda_ctx_dep_memoize_dic.clear()`` is called): drops every
-    Kernel's compiled kernels, releasing the contexts their modules hold."""
-
-    class _Dict:
-        @staticmethod
-        def clear():
-            for k in list(_live_kernels):
-                k.core.clear()
-            # The per-context array pools hold their contexts too.
-            _core._array.release_pools()
-
-    _pycuda_ctx_dep_memoize_dic = _Dict()
-
-
-def _register_cache_clearer():
-    from cuplug import tools
-
-    if not any(isinstance(f, _CacheClearer) for f in tools.context_dependent_memoized_functions):
-        tools.context_dependent_memoized_functions.append(_CacheClearer())
 
 
 class Kernel:
@@ -149,7 +121,6 @@ class Kernel:
             vectorizable=info.vectorizable,
             any_layout=info.any_layout,
         )
-        _live_kernels.add(self)
 
     def __call__(self, *operands, stream=None, shape=None):
         self.core(*operands, stream=stream, shape=shape)
@@ -177,7 +148,6 @@ class Kernel:
     def _generate(self, classes, ndim, vec, index64):
         from cuplug.compiler import SourceModule
 
-        _register_cache_clearer()
         source, entry = self.source(Layout(classes, ndim=ndim, vec=vec, index64=index64))
         module = SourceModule(source, no_extern_c=True, options=self.options)
         return module.get_function(entry)

@@ -13,6 +13,19 @@ from cuplug import _core
 __all__ = ["IndexingMixin", "parse_index", "reshape_strides"]
 
 _apply = _core._array.apply
+
+
+def blank(a, shape, dtype=None, strides=None, order="C"):
+    """A new empty array of a's type and allocator. A subclass's constructor is not run (its
+    signature may be its own, as reikna's is): results of a shape other than a's are made as
+    the C++ layer makes them; those of a's shape go through a._new_like_me (PyCUDA's protocol)."""
+    cls = type(a)
+    out = cls.__new__(cls)
+    dtype = a.dtype if dtype is None else dtype
+    _core._array.ArrayBase.__init__(out, shape, dtype, a.allocator, None, None, strides, order)
+    return out
+
+
 _ArrayBase = _core._array.ArrayBase
 
 
@@ -179,7 +192,24 @@ class IndexingMixin:
 
     def reshape(self, *shape, order="C"):
         """A view of the new shape when the memory allows (else a copy), NumPy's rules; one
-        entry may be -1. The same shape gives self (as PyCUDA)."""
+        entry may be -1. The same shape gives self (as PyCUDA).
+
+        The elements are NumPy's; the layout follows PyCUDA's where they differ: a contiguous
+        array reshaped with order="C" or "F" gives an array contiguous in that order (PyCUDA's
+        reshape lays the memory out in the order asked), a copy where NumPy's view would not be
+        (docs/compat.md)."""
+        result = self._reshape_numpy(shape, order)
+        if (
+            order in ("C", "F")
+            and (self._c_contiguous or self._f_contiguous)
+            and not (result._c_contiguous if order == "C" else result._f_contiguous)
+        ):
+            dense = blank(self, result.shape, order=order)
+            _apply("_copy", (result,), dense, None)
+            return dense
+        return result
+
+    def _reshape_numpy(self, shape, order):
         shape = _shape_args(shape)
         if order not in ("C", "F", "A"):
             raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
@@ -203,12 +233,7 @@ class IndexingMixin:
         strides = reshape_strides(self.shape, self.strides, shape, fortran, self.itemsize)
         if strides is not None:
             return self._view(shape, strides, 0)
-        dense = type(self)(
-            self.shape,
-            self.dtype,
-            allocator=self.allocator,
-            order="F" if fortran else "C",
-        )
+        dense = blank(self, self.shape, order="F" if fortran else "C")
         _apply("_copy", (self,), dense, None)
         return dense._view(shape, _dense(shape, self.itemsize, fortran), 0)
 
@@ -262,9 +287,17 @@ class IndexingMixin:
             tuple(self.shape[k] for k in keep), tuple(self.strides[k] for k in keep), 0
         )
 
-    def transpose(self, *axes):
-        """A view with the axes permuted (reversed by default)."""
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+    def transpose(self, *axes, **kwargs):
+        """A view with the axes permuted (reversed by default). ``transpose(axes=(...))`` as
+        PyCUDA's signature has it (NumPy takes them positionally only) works too."""
+        if kwargs:
+            if set(kwargs) != {"axes"}:
+                bad = next(k for k in kwargs if k != "axes")
+                raise TypeError(f"transpose() got an unexpected keyword argument {bad!r}")
+            if axes:
+                raise TypeError("transpose() got the axes both positionally and as axes=")
+            axes = (kwargs["axes"],)
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list, range))):
             axes = axes[0]
         if not axes:
             axes = tuple(reversed(range(self.ndim)))

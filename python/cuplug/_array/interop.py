@@ -105,15 +105,6 @@ def _byte_strides(array) -> tuple[int, ...]:
     return tuple(int(s) for s in array.strides)
 
 
-def _is_c_contiguous(shape, strides, itemsize) -> bool:
-    expected = itemsize
-    for extent, stride in zip(reversed(shape), reversed(strides)):
-        if extent > 1 and stride != expected:
-            return False
-        expected *= extent
-    return True
-
-
 def _ptr(array) -> int:
     return 0 if array.size == 0 else int(array.ptr or 0)
 
@@ -132,7 +123,9 @@ def cuda_array_interface(array) -> dict:
         "typestr": dtype.str,
         "descr": dtype.descr if dtype.fields is not None else [("", dtype.str)],
         "data": (_ptr(array), False),
-        "strides": None if _is_c_contiguous(shape, strides, dtype.itemsize) else strides,
+        # Always the tuple, as PyCUDA gives it (code built on PyCUDA reads it); the protocol
+        # allows it for contiguous arrays too.
+        "strides": strides,
         "stream": _protocol_stream(array_stream(array)),
         "version": 3,
     }

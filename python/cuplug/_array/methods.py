@@ -9,6 +9,7 @@ import numpy as np
 from cuplug import _core, _dtypes
 
 from .engine import Arg, Kernel
+from .indexing import blank
 from .reductions import ReductionMixin
 
 __all__ = ["MethodsMixin"]
@@ -141,10 +142,13 @@ class MethodsMixin(ReductionMixin):
         from .transfers import compact_strides
 
         dtype = self.dtype if dtype is None else np.dtype(dtype)
+        theirs = self._like_me(dtype, shape)
+        if theirs is not None:  # a subclass's _new_like_me decides (PyCUDA's protocol)
+            return theirs
         if shape is None or tuple(shape) == self.shape:
             strides = compact_strides(self.shape, self.strides, dtype.itemsize)
             return type(self)(self.shape, dtype, allocator=self.allocator, strides=strides)
-        return type(self)(shape, dtype, allocator=self.allocator)
+        return blank(self, shape, dtype)
 
     def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None, out=None):
         """selffac * self + otherfac * other, in the result dtype NumPy gives that expression
@@ -191,7 +195,7 @@ class MethodsMixin(ReductionMixin):
     def reverse(self, stream=None):
         """The elements in reverse order of the flattened (C-order) array, same shape."""
         flat = self.reshape(self.size)
-        result = type(self)(self.shape, self.dtype, allocator=self.allocator)
+        result = blank(self, self.shape)
         _apply("_copy", (flat[::-1],), result.reshape(self.size), stream)
         return result
 

@@ -17,6 +17,7 @@ import numpy as np
 from cuplug import _core, _dtypes
 from cuplug._cargs import ScalarArg, VectorArg, parse_arguments
 from cuplug._codegen import reduction as _rg
+from cuplug._driver import context_cache
 
 from .creation import empty as _empty
 
@@ -108,7 +109,6 @@ class ReductionKernel:
             preamble,
             acc_dtype=self.acc_dtype,
         )
-        self._functions = {}
         self._functions_for_current_context()  # PyCUDA compiles eagerly: errors show here
 
     def _functions_for_current_context(self):
@@ -116,8 +116,10 @@ class ReductionKernel:
         from cuplug.compiler import SourceModule
 
         ctx = driver.Context.get_current()
-        owner, entry = self._functions.get(ctx, (None, None))
-        if owner is not ctx:  # first use here, or a destroyed context whose handle came back
+        # Per live context (context_cache): they go with it, and with this kernel.
+        mine = context_cache.per_object(ctx, "ReductionKernel")
+        entry = mine.get(self)
+        if entry is None:
             options = self.options
             if "cuda/std/complex" in self.source:
                 from cuplug._array.engine import PCH_OPTIONS
@@ -132,8 +134,7 @@ class ReductionKernel:
             stage2 = mod.get_function(f"{self.name}_stage2")
             stage2.prepare("PPQ")
             sms = ctx.get_device().get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
-            entry = (stage1, final, stage2, 8 * sms)
-            self._functions[ctx] = (ctx, entry)
+            entry = mine[self] = (stage1, final, stage2, 8 * sms)
         return entry
 
     def __call__(self, *args, stream=None, out=None, allocator=None, kernel_wrapper=None):

@@ -17,6 +17,7 @@ import numpy as np
 from cuplug import _core, _dtypes, _tuning
 from cuplug._cargs import VectorArg, parse_arguments
 from cuplug._codegen import scan as _sg
+from cuplug._driver import context_cache
 
 from .creation import empty as _empty
 
@@ -66,23 +67,22 @@ def _options(user_options, source, builtin):
 
 class _Module:
     """A generated module's functions (prepared), compiled once per source and loaded once per
-    context: {context: (context, functions)}, checked by identity (a destroyed context's handle
-    may come back as a new context)."""
+    live context (cuplug._driver.context_cache: they go with the context)."""
 
     def __init__(self, source, entries, options, keep=False):
         self.source = source
         self.entries = entries  # [(name, prepared format)]
         self.options = options
         self.keep = keep
-        self._functions = {}
 
     def functions(self):
         from cuplug import driver
         from cuplug.compiler import SourceModule
 
         ctx = driver.Context.get_current()
-        owner, entry = self._functions.get(ctx, (None, None))
-        if owner is not ctx:
+        mine = context_cache.per_object(ctx, "scan")
+        entry = mine.get(self)
+        if entry is None:
             mod = SourceModule(self.source, no_extern_c=True, options=self.options, keep=self.keep)
             funcs = []
             for name, fmt in self.entries:
@@ -90,8 +90,7 @@ class _Module:
                 f.prepare(fmt)
                 funcs.append(f)
             sms = ctx.get_device().get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
-            entry = (funcs, sms)
-            self._functions[ctx] = (ctx, entry)
+            entry = mine[self] = (funcs, sms)
         return entry
 
 

@@ -14,6 +14,9 @@ from cuplug import _core, _peer
 __all__ = ["TransferMixin", "copy_to_context", "to_device", "to_gpu", "to_gpu_async"]
 
 _apply = _core._array.apply
+# The C++ layout's byte count: a subclass may set its own nbytes (PyCUDA's plain attribute,
+# reikna's includes its offset), which no copy must go by.
+_layout_nbytes = _core._array.ArrayBase.nbytes.__get__
 
 
 def memory_order(shape, strides):
@@ -58,6 +61,36 @@ def _to_stream_kw(stream, kwargs, routine):
     return kwargs.get("async", False)
 
 
+def _temporary(a):
+    """A dense plain GPUArray in a's memory order (a staging copy: never of a's own type, whose
+    constructor a subclass may have changed)."""
+    from .core import GPUArray
+
+    return GPUArray(a.shape, a.dtype, strides=compact_strides(a.shape, a.strides, a.itemsize))
+
+
+def _memcpy_discontig(dst, src, async_=False, stream=None):
+    """Copies src into dst (GPUArrays or ndarrays of the same shape and dtype, any strides):
+    PyCUDA's private helper, which libraries built on PyCUDA call (reikna's Array.copy)."""
+    is_gpu = _core._array.ArrayBase
+    if not isinstance(src, (is_gpu, np.ndarray)):
+        raise TypeError("src must be GPUArray or ndarray")
+    if not isinstance(dst, (is_gpu, np.ndarray)):
+        raise TypeError("dst must be GPUArray or ndarray")
+    if src.shape != dst.shape:
+        raise ValueError("src and dst must be same shape")
+    if src.dtype != dst.dtype:
+        raise TypeError("src and dst must have same dtype")
+    if isinstance(src, np.ndarray) and isinstance(dst, np.ndarray):
+        dst[...] = src
+    elif isinstance(dst, np.ndarray):
+        src.get(ary=dst, async_=async_, stream=stream)
+    elif isinstance(src, np.ndarray):
+        dst.set(src, async_=async_, stream=stream)
+    elif src.size:
+        _apply("_copy", (src,), dst, stream)
+
+
 class TransferMixin:
     def set(self, ary, async_=False, stream=None, **kwargs):
         """Copies host array `ary` (same size and dtype; a different shape is reshaped with a
@@ -89,11 +122,7 @@ class TransferMixin:
             else:
                 _core.memcpy_htod(self.ptr, host)
             return
-        tmp = type(self)(
-            self.shape,
-            self.dtype,
-            strides=compact_strides(self.shape, self.strides, self.itemsize),
-        )
+        tmp = _temporary(self)
         tmp.set(ary, async_=async_, stream=stream)
         _apply("_copy", (tmp,), self, stream)
 
@@ -104,11 +133,7 @@ class TransferMixin:
         """self if dense, else a dense copy in the same memory order."""
         if is_dense(self.shape, self.strides, self.itemsize):
             return self
-        tmp = type(self)(
-            self.shape,
-            self.dtype,
-            strides=compact_strides(self.shape, self.strides, self.itemsize),
-        )
+        tmp = _temporary(self)
         _apply("_copy", (self,), tmp, stream)
         return tmp
 
@@ -186,20 +211,27 @@ class TransferMixin:
         return copy_to_context(self, _peer.as_context(device), stream)
 
     def copy(self, stream=None):
-        """A new array with the same contents, allocator and memory order (dense)."""
-        result = type(self)(
-            self.shape,
-            self.dtype,
-            allocator=self.allocator,
-            strides=compact_strides(self.shape, self.strides, self.itemsize),
-        )
+        """A new array with the same contents, allocator and memory order (dense); a subclass's
+        _new_like_me makes it (PyCUDA's protocol)."""
+        result = self._like_me(self.dtype)
+        if result is None:
+            result = type(self)(
+                self.shape,
+                self.dtype,
+                allocator=self.allocator,
+                strides=compact_strides(self.shape, self.strides, self.itemsize),
+            )
+        elif result.strides != compact_strides(self.shape, self.strides, self.itemsize):
+            if self.size:
+                _apply("_copy", (self,), result, stream)
+            return result
         if self.size == 0:
             return result
         if is_dense(self.shape, self.strides, self.itemsize):
             if stream is None:
-                _core.memcpy_dtod(result.ptr, self.ptr, self.nbytes)
+                _core.memcpy_dtod(result.ptr, self.ptr, _layout_nbytes(self))
             else:
-                _core.memcpy_dtod_async(result.ptr, self.ptr, self.nbytes, stream)
+                _core.memcpy_dtod_async(result.ptr, self.ptr, _layout_nbytes(self), stream)
         else:
             _apply("_copy", (self,), result, stream)
         return result

@@ -121,9 +121,11 @@ def generate(
     params = ", ".join(_param(a) for a in arguments)
     sep = ", " if params else ""
     source = "\n".join(head) + ("\n" if head else "")
-    source += f"typedef {out_ct} out_type;\ntypedef {acc_ct} acc_type;\n"
+    # The preamble first, as PyCUDA's: it may define the struct of a registered record dtype
+    # that out_type names (PyCUDA's test_struct_reduce).
     if preamble:
         source += preamble + "\n"
+    source += f"typedef {out_ct} out_type;\ntypedef {acc_ct} acc_type;\n"
     source += (
         "__device__ __forceinline__ acc_type cuplug_reduce(const acc_type a, const acc_type b)\n"
         f"{{\n  return ({reduce_expr});\n}}\n"

@@ -3684,6 +3684,11 @@ class Context:
         Makes this context current on this thread's stack.
         """
     @property
+    def _cache_key(self) -> tuple[int, int]:
+        """
+        (handle, serial): what per-context caches key on (cuplug._driver.context_cache); a new context that got a destroyed one's handle has another serial.
+        """
+    @property
     def device(self) -> Device:
         """
         The Device this context is on (Context.get_device() is the current context's).
@@ -6138,6 +6143,10 @@ class PageLockedMemoryPool:
 def _check_host_buffer(obj: typing.Any, writable: bool, routine: str, role: str, contiguous: bool = True) -> None:
     """
     Raises what memcpy_htod (writable=False) or memcpy_dtoh (True) would raise for `obj` as its host buffer: not a buffer, not contiguous, read-only, or holding Python objects.
+    """
+def _set_context_destroy_hook(hook: typing.Any) -> None:
+    """
+    Registers hook(handle, serial), called just before a context is destroyed (detach, or its last user gone) while it is still valid: cuplug._driver.context_cache.drop.
     """
 def aligned_empty(shape: int | tuple[int, ...], dtype: numpy.typing.DTypeLike, order: str = 'C', alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
     """

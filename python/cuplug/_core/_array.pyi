@@ -4,7 +4,7 @@ The array core: ArrayBase, elementwise engine
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'release_pools', 'set_blocks_per_sm', 'set_dispatch', 'set_result_type']
+__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'release_pools', 'set_blocks_per_sm', 'set_dispatch', 'set_result_type']
 class ArrayBase:
     """
     The C layout under GPUArray: shape, strides, dtype, device memory.
@@ -14,6 +14,11 @@ class ArrayBase:
     def __new__(type, *args, **kwargs):
         """
         Create and return a new object.  See help(type) for accurate signature.
+        """
+    @staticmethod
+    def _set_gpudata(*args, **kwargs):
+        """
+        _set_gpudata(gpudata): the array over other memory (same layout).
         """
     @staticmethod
     def _view(*args, **kwargs):
@@ -258,6 +263,10 @@ def apply(*args, **kwargs):
     """
 def clear_dispatch_cache() -> None:
     ...
+def clear_kernels() -> None:
+    """
+    Every elementwise operation forgets its compiled kernels (and the contexts their modules keep alive).
+    """
 def dispatch_cache_size() -> int:
     ...
 def double_to_half(value: typing.SupportsFloat | typing.SupportsIndex) -> int:
@@ -268,6 +277,10 @@ def fast_divmod_constants(divisor: typing.SupportsInt | typing.SupportsIndex) ->
     ...
 def get_blocks_per_sm() -> int:
     ...
+def pool_count() -> int:
+    """
+    Contexts with a default array pool (they go with their contexts).
+    """
 def release_pools() -> int:
     """
     Gives back the memory the per-context array pools hold and forgets the pools.

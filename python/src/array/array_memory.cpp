@@ -58,6 +58,13 @@ std::size_t release_array_pools() noexcept {
   return default_pools().release() + release_per_context();
 }
 
+void release_array_pools(CUcontext handle, unsigned long long) noexcept {
+  default_pools().release_context(handle);
+  release_per_context(handle);
+}
+
+std::size_t array_pool_count() noexcept { return default_pools().size(); }
+
 device_allocation_ptr allocate_array_memory(std::size_t bytes, CUstream stream,
                                             py::handle stream_owner) {
   context_ptr ctx = context::current_or_throw("GPUArray");

@@ -20,6 +20,10 @@ plugin_ptr<allocator> array_allocator();
 // Gives back what the per-context pools hold and forgets them (releasing their contexts);
 // returns the bytes released. Arrays still alive keep their own memory.
 std::size_t release_array_pools() noexcept;
+// The pools of the context `handle`, about to be destroyed (a context destroy listener).
+void release_array_pools(CUcontext handle, unsigned long long serial) noexcept;
+// Contexts with a default array pool (tests: they must not pile up as contexts come and go).
+std::size_t array_pool_count() noexcept;
 
 // `bytes` (> 0) for work on `stream` in the current context from array_allocator(). On out of
 // memory: frees what the allocator holds, runs gc.collect() (dropped arrays may hold memory),

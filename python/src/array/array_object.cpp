@@ -394,9 +394,41 @@ PyObject *method_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   }
 }
 
+// _set_gpudata(gpudata): the array moves onto other memory (a subclass setting PyCUDA's plain
+// gpudata attribute: cuplug._array.core._shadowing). Layout and base stay.
+PyObject *method_set_gpudata(PyObject *self, PyObject *gpudata) {
+  try {
+    array_object *a = as_array(self);
+    if (!ready(a))
+      return nullptr;
+    if (gpudata == Py_None) {
+      if (a->size != 0)
+        throw py::value_error("gpudata=None is only for an empty array; this one has " +
+                              std::to_string(a->size) + " elements");
+      Py_CLEAR(a->gpudata);
+      a->memory.reset();
+      a->ptr = 0;
+      Py_RETURN_NONE;
+    }
+    const CUdeviceptr ptr = to_devptr(gpudata); // TypeError before anything changes
+    (void)ptr;
+    PyObject *old = a->gpudata;
+    a->gpudata = nullptr;
+    a->memory.reset();
+    attach_gpudata(a, gpudata, py::none());
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
 PyMethodDef methods[] = {
     {"_view", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&method_view)),
      METH_FASTCALL, "_view(shape, strides, offset_bytes, dtype=None): a view with base=self."},
+    {"_set_gpudata", &method_set_gpudata, METH_O,
+     "_set_gpudata(gpudata): the array over other memory (same layout)."},
     {nullptr, nullptr, 0, nullptr}};
 
 } // namespace

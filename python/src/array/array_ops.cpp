@@ -273,6 +273,37 @@ PyObject *call_fallback(PyObject *name, PyObject *const *operands, Py_ssize_t n,
   return r.release().ptr();
 }
 
+// The result of an operation whose first array operand is of a GPUArray subclass, when the
+// result has that operand's shape: made by its _new_like_me (PyCUDA's protocol: the subclass's
+// constructor runs, or its own _new_like_me decides the result's type and allocation). Null
+// otherwise: plain GPUArrays (no Python call), broadcast shapes.
+py::object subclass_result(PyTypeObject *type, PyObject *first,
+                           const std::vector<Py_ssize_t> &shape, py::handle dtype) {
+  if (first == nullptr || type == default_result_type() || type == array_type())
+    return py::object();
+  array_object *f = as_array(first);
+  if (static_cast<std::size_t>(f->ndim) != shape.size() ||
+      !std::equal(shape.begin(), shape.end(), f->shape))
+    return py::object();
+  static PyObject *name = PyUnicode_InternFromString("_new_like_me");
+  py::object like_me = py::reinterpret_steal<py::object>(PyObject_GetAttr(first, name));
+  if (!like_me) {
+    PyErr_Clear(); // a subclass of ArrayBase alone: made as plain arrays are
+    return py::object();
+  }
+  py::object made = like_me(dtype);
+  if (!is_array(made.ptr()))
+    throw py::type_error(std::string(type->tp_name) + "._new_like_me returned " + type_name(made) +
+                         ", not a GPUArray");
+  array_object *m = as_array(made.ptr());
+  if (static_cast<std::size_t>(m->ndim) != shape.size() ||
+      !std::equal(shape.begin(), shape.end(), m->shape) || !py::handle(m->dtype).equal(dtype))
+    throw py::value_error(std::string(type->tp_name) +
+                          "._new_like_me returned an array of another shape or dtype than "
+                          "the operation's result");
+  return made;
+}
+
 PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObject *out_obj,
                      PyObject *stream, bool not_implemented) {
   if (n > max_operands)
@@ -354,16 +385,21 @@ PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, Py
     std::vector<Py_ssize_t> shape = broadcast_shape(operands, n, cls, label);
     std::vector<Py_ssize_t> strides = result_strides(shape, op.out_itemsize, operands, n, cls);
     PyTypeObject *type = first_array != nullptr ? Py_TYPE(first_array) : default_result_type();
-    result = new_array(type, static_cast<int>(shape.size()), shape.data(), strides.data(),
-                       op.out_dtype, op.out_code, op.out_itemsize);
-    array_object *r = as_array(result.ptr());
-    PyObject *alloc = first_array != nullptr ? as_array(first_array)->allocator : nullptr;
-    allocate_memory(r, alloc != nullptr ? py::handle(alloc) : py::none(), s, py::handle(stream));
-    if (alloc != nullptr) {
-      Py_INCREF(alloc);
-      r->allocator = alloc;
+    result = subclass_result(type, first_array, shape, op.out_dtype);
+    if (result) {
+      out = as_array(result.ptr());
+    } else {
+      result = new_array(type, static_cast<int>(shape.size()), shape.data(), strides.data(),
+                         op.out_dtype, op.out_code, op.out_itemsize);
+      array_object *r = as_array(result.ptr());
+      PyObject *alloc = first_array != nullptr ? as_array(first_array)->allocator : nullptr;
+      allocate_memory(r, alloc != nullptr ? py::handle(alloc) : py::none(), s, py::handle(stream));
+      if (alloc != nullptr) {
+        Py_INCREF(alloc);
+        r->allocator = alloc;
+      }
+      out = r;
     }
-    out = r;
   } else {
     result = py::reinterpret_borrow<py::object>(out_obj);
     // An input sharing memory with the output in another layout would be overwritten while

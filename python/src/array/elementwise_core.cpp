@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <type_traits>
+#include <unordered_set>
 
 namespace cuplug::python::array {
 
@@ -63,6 +65,14 @@ std::size_t elementwise_core::key_hash::operator()(const key &k) const noexcept 
   return h;
 }
 
+namespace {
+// The live cores, for drop_context (under the GIL, as every core use).
+std::unordered_set<elementwise_core *> &live_cores() {
+  static auto *cores = new std::unordered_set<elementwise_core *>(); // leaked: exit order
+  return *cores;
+}
+} // namespace
+
 elementwise_core::elementwise_core(std::vector<arg_spec> args, plan_options options,
                                    py::object generator, std::string name)
     : args_(std::move(args)), options_(options), generator_(std::move(generator)),
@@ -70,6 +80,23 @@ elementwise_core::elementwise_core(std::vector<arg_spec> args, plan_options opti
   for (const arg_spec &a : args_)
     if (a.raw)
       options_.vectorizable = false;
+  live_cores().insert(this);
+}
+
+elementwise_core::~elementwise_core() { live_cores().erase(this); }
+
+void elementwise_core::clear_all() noexcept {
+  for (elementwise_core *core : live_cores())
+    core->clear();
+}
+
+void elementwise_core::drop_context(CUcontext handle, unsigned long long) noexcept {
+  for (elementwise_core *core : live_cores()) {
+    for (auto it = core->cache_.begin(); it != core->cache_.end();)
+      it = it->first.ctx == handle ? core->cache_.erase(it) : std::next(it);
+    if (core->last_key_.ctx == handle)
+      core->last_ = nullptr;
+  }
 }
 
 bool elementwise_core::plan_contiguous(const operand *ops, launch_plan &p) const {

@@ -42,6 +42,15 @@ public:
   // for that layout; it runs on the first launch of each layout in each context.
   elementwise_core(std::vector<arg_spec> args, plan_options options, py::object generator,
                    std::string name);
+  ~elementwise_core();
+  elementwise_core(const elementwise_core &) = delete;
+  elementwise_core &operator=(const elementwise_core &) = delete;
+
+  // Every live core forgets its kernels of the context `handle`, about to be destroyed (a
+  // context destroy listener: the modules unload while it still lives).
+  static void drop_context(CUcontext handle, unsigned long long serial) noexcept;
+  // Every live core forgets its kernels (cuplug.tools.clear_context_caches()).
+  static void clear_all() noexcept;
 
   // Launches over `ops` (one per argument) on `stream`. The iteration space is the broadcast of
   // the vectors (or `iter_shape`); nothing is launched when it is empty. Errors name the

@@ -165,8 +165,18 @@ void init_array(py::module_ &m) {
       "allocator_id", [] { return reinterpret_cast<std::uintptr_t>(array_allocator().get()); },
       "Identity of the allocator object arrays use in the current context (one per context "
       "with the default pools).");
-  a.def("release_pools", &release_array_pools,
-        "Gives back the memory the per-context array pools hold and forgets the pools.");
+  a.def(
+      "release_pools", [] { return release_array_pools(); },
+      "Gives back the memory the per-context array pools hold and forgets the pools.");
+  a.def("clear_kernels", &elementwise_core::clear_all,
+        "Every elementwise operation forgets its compiled kernels (and the contexts their "
+        "modules keep alive).");
+  a.def("pool_count", &array_pool_count,
+        "Contexts with a default array pool (they go with their contexts).");
+  // What was made in a context goes with it, before it is destroyed (context.hpp).
+  add_context_destroy_listener(&elementwise_core::drop_context);
+  add_context_destroy_listener(
+      static_cast<void (*)(CUcontext, unsigned long long) noexcept>(&release_array_pools));
   a.def("set_blocks_per_sm", &set_blocks_per_sm, py::arg("value"),
         "The most blocks of 256 threads per multiprocessor an elementwise launch uses.");
   a.def("get_blocks_per_sm", &get_blocks_per_sm);

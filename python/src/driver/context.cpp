@@ -11,10 +11,14 @@
 #include "driver/context_lookup.hpp"
 #include "support/convert.hpp"
 
+#include <cuplug/context_events.hpp>
 #include <cuplug/log.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -162,8 +166,62 @@ context *live_top(std::vector<context_ptr> &st) {
 
 // ---- context ---------------------------------------------------------------------------------
 
+namespace {
+std::atomic<unsigned long long> next_serial{1};
+
+std::vector<context_listener> &listeners() {
+  static auto *l = new std::vector<context_listener>(); // leaked: contexts die at exit too
+  return *l;
+}
+
+py::object *&python_hook() {
+  static py::object *hook = nullptr; // leaked: the interpreter may be gone when contexts die
+  return hook;
+}
+
+void call_python_hook(CUcontext handle, unsigned long long serial) noexcept {
+  if (python_hook() == nullptr || interpreter_finalizing() || stack_gone)
+    return;
+  try {
+    py::gil_scoped_acquire gil;
+    try {
+      (*python_hook())(reinterpret_cast<std::intptr_t>(handle), serial);
+    } catch (py::error_already_set &e) {
+      e.discard_as_unraisable("cuplug: dropping a destroyed context's cached objects");
+    }
+  } catch (const std::exception &e) {
+    log_warning(std::string("cuplug WARNING: dropping a context's cached objects failed: ") +
+                e.what());
+  } catch (...) {
+  }
+}
+} // namespace
+
+void add_context_destroy_listener(context_listener listener) {
+  auto &l = listeners();
+  if (std::find(l.begin(), l.end(), listener) == l.end())
+    l.push_back(listener);
+}
+
+void set_python_context_destroy_hook(py::object hook) {
+  if (python_hook() == nullptr)
+    python_hook() = new py::object();
+  *python_hook() = std::move(hook);
+}
+
+void context::notify_destroyed() noexcept {
+  if (interpreter_finalizing())
+    return;
+  // The Python caches first: their objects (modules, generators) may use the pools below.
+  call_python_hook(handle_, serial_);
+  for (context_listener l : listeners())
+    l(handle_, serial_);
+  // Then the plugins (the rng backends' modules and cuRAND generators).
+  notify_context_destroy(handle_);
+}
+
 context::context(CUcontext handle, CUdevice device, bool primary)
-    : handle_(handle), device_(device), primary_(primary),
+    : handle_(handle), device_(device), primary_(primary), serial_(next_serial++),
       owner_thread_(std::this_thread::get_id()) {}
 
 context::~context() {
@@ -173,6 +231,23 @@ context::~context() {
   // At process exit the driver reclaims everything; calling into it then only risks noise.
   if (interpreter_finalizing())
     return;
+  // Nothing holds this wrapper any more, so our stack cannot be used to make it current: the
+  // listeners run with it pushed on CUDA's stack alone (they release only objects that hold no
+  // wrapper of it, such as rng generators).
+  bool pushed = false;
+  try {
+    CUcontext was = nullptr;
+    pushed = entry(driver().cuCtxGetCurrent, "cuCtxGetCurrent")(&was) == CUDA_SUCCESS &&
+             was != handle_ &&
+             entry(driver().cuCtxPushCurrent, "cuCtxPushCurrent")(handle_) == CUDA_SUCCESS;
+  } catch (const std::exception &) {
+    // No driver entry: the listeners still drop their entries.
+  }
+  notify_destroyed();
+  if (pushed) {
+    CUcontext popped = nullptr;
+    cleanup_call(driver().cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
+  }
   auto [result, routine] = release_handle(handle_, device_, primary_, owned_);
   cleanup_call(result, routine);
 }
@@ -295,6 +370,17 @@ void context::detach() {
     throw cuda_error("context::detach", CUDA_ERROR_INVALID_CONTEXT,
                      "cannot detach from invalid context");
   context_ptr self = shared_from_this(); // the stack may hold the only other reference
+  // Caches drop what was made in it while it still lives and is current (a cuRAND generator
+  // destroyed after its context poisons every later cuRAND call of the process).
+  {
+    std::optional<scoped_activation> active;
+    try {
+      active.emplace(self);
+    } catch (const std::exception &) {
+      // Not current: the listeners still drop their entries.
+    }
+    notify_destroyed();
+  }
   auto &st = stack();
   bool on_top = live_top(st) == this;
   std::vector<context_ptr> rest;

@@ -30,6 +30,9 @@ public:
   CUdevice device() const noexcept { return device_; }
   bool is_primary() const noexcept { return primary_; }
   bool valid() const noexcept { return valid_; }
+  // A number no other wrapper of this process had: with handle(), what per-context caches key
+  // on, so that a new context the driver gives a destroyed one's handle misses them.
+  unsigned long long serial() const noexcept { return serial_; }
   std::thread::id owner_thread() const noexcept { return owner_thread_; }
 
   // Makes a new context on `device`, current and pushed (Device.make_context).
@@ -59,9 +62,22 @@ private:
   bool primary_;
   bool owned_ = false; // made by create(): destroyed at the end; adopted foreign ones are not
   bool valid_ = true;
+  unsigned long long serial_;
   std::thread::id owner_thread_;
   friend class scoped_activation;
+  // Tells the destroy listeners, with the context still valid and current (see below).
+  void notify_destroyed() noexcept;
 };
+
+// Called just before a context wrapper gives up its context (detach(), or its last user gone),
+// while the context is still valid and current on this thread: per-context caches drop what was
+// made in it (kernels, pools, rng generators), so each is released in a live context instead of
+// being destroyed afterwards on dead handles. Listeners must not throw and must not look the
+// context up again. Registered once, at import; never removed.
+using context_listener = void (*)(CUcontext handle, unsigned long long serial);
+void add_context_destroy_listener(context_listener listener);
+// The Python side's listener (cuplug._driver.context_cache.drop), called with the GIL held.
+void set_python_context_destroy_hook(py::object hook);
 
 // Makes `ctx` current for the scope if it is not, and restores the previous state. Contexts may
 // be made current on any thread (cuCtxPushCurrent works across threads), so this throws only for

@@ -8,6 +8,9 @@
 namespace cuplug::python {
 
 void init_context(py::module_ &m) {
+  m.def("_set_context_destroy_hook", &set_python_context_destroy_hook, py::arg("hook"),
+        "Registers hook(handle, serial), called just before a context is destroyed (detach, or "
+        "its last user gone) while it is still valid: cuplug._driver.context_cache.drop.");
   py::class_<context, context_ptr>(
       m, "Context",
       "A CUDA context. Device.make_context() creates one and makes it current; "
@@ -142,6 +145,13 @@ void init_context(py::module_ &m) {
           py::arg("handle"),
           "The live Context object of a CUcontext handle (the current context's too); None when "
           "there is none (0, or a context no longer wrapped).")
+      .def_property_readonly(
+          "_cache_key",
+          [](const context &self) {
+            return py::make_tuple(reinterpret_cast<std::intptr_t>(self.handle()), self.serial());
+          },
+          "(handle, serial): what per-context caches key on (cuplug._driver.context_cache); a "
+          "new context that got a destroyed one's handle has another serial.")
       .def_property_readonly("is_primary", &context::is_primary,
                              "Whether this is its device's primary context.")
       .def(

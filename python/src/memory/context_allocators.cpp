@@ -74,6 +74,17 @@ void context_allocators::release(const void *key) noexcept {
   }
 }
 
+void context_allocators::release_context(CUcontext handle) noexcept {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->first.first == handle) {
+      drop(it->second);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 namespace {
 
 context_allocators &clones() {
@@ -114,6 +125,25 @@ plugin_ptr<allocator> per_context(const context_ptr &ctx, const plugin_ptr<alloc
         plugin_kind::allocator, name,
         config::instance().plugin_options(plugin_kind::allocator, name));
   });
+}
+
+void release_per_context(CUcontext handle) noexcept {
+  clones().release_context(handle);
+  auto &h = homes();
+  for (auto it = h.begin(); it != h.end();) {
+    if (it->second.ctx != handle) {
+      ++it;
+      continue;
+    }
+    if (plugin_ptr<allocator> selected = it->second.who.lock()) {
+      try {
+        if (selected->can_free_held())
+          selected->free_held(); // the dying context is current (context listeners)
+      } catch (...) {
+      }
+    }
+    it = h.erase(it);
+  }
 }
 
 std::size_t release_per_context() noexcept {

@@ -31,6 +31,10 @@ public:
   std::size_t release() noexcept;
   // release() for the instances made under `key` alone.
   void release(const void *key) noexcept;
+  // release() for the instances of the context `handle`, which is about to be destroyed (its
+  // blocks are given back while it still lives).
+  void release_context(CUcontext handle) noexcept;
+  std::size_t size() const noexcept { return entries_.size(); }
 
 private:
   struct entry {
@@ -49,5 +53,9 @@ private:
 plugin_ptr<allocator> per_context(const context_ptr &ctx, const plugin_ptr<allocator> &selected);
 // release() of per_context's instances (cuplug.tools.clear_context_caches).
 std::size_t release_per_context() noexcept;
+// What per_context holds for the context `handle`, about to be destroyed: its clones are
+// released, and a selected caching allocator whose home it was gives back its blocks and gets a
+// new home in the next context that uses it.
+void release_per_context(CUcontext handle) noexcept;
 
 } // namespace cuplug::python

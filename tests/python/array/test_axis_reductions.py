@@ -584,9 +584,18 @@ def test_clear_context_caches_drops_the_reductions_kernels(env):
     from cuplug import tools
 
     gpuarray, _ = env
+    import cuplug.driver as drv
+    from cuplug._driver import context_cache
+
+    def cached():
+        found = context_cache.entries(drv.Context.get_current())
+        fns = [k for k in found if isinstance(k, tuple) and k[0] == "axis fn"]
+        return found.get(axr._PLANS), fns
+
     x = gpuarray.zeros((10,), np.float32)
     x.sum()
-    assert axr._plans and axr._functions
+    plans, functions = cached()
+    assert plans and functions
     tools.clear_context_caches()
-    assert not axr._plans and not axr._functions
+    assert cached() == (None, [])
     x.sum()

@@ -1,0 +1,174 @@
+"""Contexts made and destroyed one after another, as PyCUDA's own tests do (a fresh context per
+test), under the fake driver (issue 24): what cuplug caches per context (loaded modules, compiled
+elementwise / reduction / scan kernels, axis-reduction plans, rng generators and their modules,
+array pools) goes with its context, so the caches do not grow, and nothing made in a dead
+context is used again, even when the driver gives the next context the dead one's handle (the
+fake reports any use of a destroyed object: the autouse _no_undefined_behaviour fixture)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import cuplug
+import cuplug.driver as drv
+from cuplug import _core, curandom, gpuarray
+from cuplug._driver import context_cache
+from cuplug.elementwise import ElementwiseKernel
+from cuplug.reduction import ReductionKernel
+from cuplug.scan import InclusiveScanKernel
+
+pytestmark = pytest.mark.gpu
+
+CYCLES = 100
+
+
+@pytest.fixture
+def fresh_contexts(driver_mode, fake):
+    """The fake gives each new context the handle of the last destroyed one (as the real driver
+    often does); nothing else is current."""
+    drv.init()
+    assert drv.Context.get_current() is None
+    fake.reuse_context_handles()
+    try:
+        with cuplug.using(rng="philox"):  # cuRAND needs the CUDA runtime: not under the fake
+            yield
+    finally:
+        fake.reuse_context_handles(False)
+
+
+def _work(scale, total, scan):
+    """What one PyCUDA test does in its context: rand, an elementwise kernel, operators, a
+    reduction (whole-array and along an axis), a ReductionKernel, a scan, pool allocations."""
+    x = curandom.rand((1000,), np.float32)
+    scale(x, 2.0)
+    y = x * 2 + 1
+    gpuarray.sum(y)
+    y.reshape(10, 100).sum(axis=1)
+    total(x)
+    scan(y)
+    pooled = [gpuarray.empty((256,), np.float64) for _ in range(3)]
+    del pooled
+    return x
+
+
+def _generators():
+    """The rng generator objects cuplug holds (all contexts)."""
+    found = []
+    for entries in list(context_cache._by_context.values()):
+        for key, value in entries.items():
+            if key == ("weak", "rng"):
+                found += [slot["generator"] for slot in value.values()]
+    return found
+
+
+def test_a_hundred_contexts_leave_no_cached_objects_behind(fresh_contexts, fake):
+    from cuplug import tools
+
+    @tools.context_dependent_memoize
+    def made_here(n):
+        return gpuarray.zeros((n,), np.float32)  # memory of the context: must not outlive it
+
+    contexts, pools = context_cache.context_count(), _core._array.pool_count()
+    allocations = fake.live_allocations()
+    handles, dead, memoized = set(), [], []
+    for cycle in range(CYCLES):
+        ctx = drv.Device(0).make_context()
+        handles.add(ctx.handle)
+        try:
+            if cycle == 0:  # made once, used in every context (ReductionKernel compiles now)
+                scale = ElementwiseKernel("float *x, float a", "x[i] = a * x[i]", "scale")
+                total = ReductionKernel(np.float32, "0", "a+b", arguments="const float *x")
+                scan = InclusiveScanKernel(np.float32, "a+b")
+            fake.clear_launches()
+            x = _work(scale, total, scan)
+            assert fake.launch_count() > 5, "the work launched nothing"
+            assert context_cache.context_count() == contexts + 1
+            assert _core._array.pool_count() == pools + 1
+            gens = _generators()
+            assert len(gens) == 1, f"cycle {cycle}: {len(gens)} rng generators"
+            dead.append(weakref.ref(gens[0]))
+            assert made_here(16) is made_here(16)
+            memoized.append(weakref.ref(made_here(16)))
+            del gens, x
+        finally:
+            drv.Context.pop()
+            ctx.detach()
+        # Everything made in it went with it, before it was destroyed.
+        assert context_cache.context_count() == contexts, f"cycle {cycle}"
+        assert _core._array.pool_count() == pools, f"cycle {cycle}"
+        assert scale._engine_kernel().core.cached_layouts == 0, f"cycle {cycle}"
+        gc.collect()
+        assert dead[-1]() is None, f"cycle {cycle}: the rng generator outlived its context"
+        assert memoized[-1]() is None, f"cycle {cycle}: a memoized result outlived its context"
+    assert len(handles) < CYCLES, "the fake gave every context a new handle: nothing was tested"
+    assert fake.live_allocations() == allocations
+    assert fake.take_undefined_behaviour() == []
+
+
+def test_a_new_context_at_a_dead_ones_handle_is_a_new_cache_entry(fresh_contexts):
+    first = drv.Device(0).make_context()
+    key = first._cache_key
+    context_cache.entries(first)["probe"] = object()
+    drv.Context.pop()
+    first.detach()
+    second = drv.Device(0).make_context()
+    try:
+        assert second.handle == key[0]  # the fake gave it the dead one's handle
+        assert second._cache_key != key
+        assert "probe" not in context_cache.entries(second)
+    finally:
+        drv.Context.pop()
+        second.detach()
+
+
+def test_clear_context_caches_empties_the_cache(fresh_contexts):
+    from cuplug import tools
+
+    ctx = drv.Device(0).make_context()
+    try:
+        _work(
+            ElementwiseKernel("float *x, float a", "x[i] = a * x[i]", "scale"),
+            ReductionKernel(np.float32, "0", "a+b", arguments="const float *x"),
+            InclusiveScanKernel(np.float32, "a+b"),
+        )
+        assert context_cache.entry_count() > 0
+        tools.clear_context_caches()
+        assert context_cache.entry_count() == 0
+        assert _core._array.pool_count() == 0
+        _work(  # and everything is made again
+            ElementwiseKernel("float *x, float a", "x[i] = a * x[i]", "scale"),
+            ReductionKernel(np.float32, "0", "a+b", arguments="const float *x"),
+            InclusiveScanKernel(np.float32, "a+b"),
+        )
+    finally:
+        drv.Context.pop()
+        ctx.detach()
+
+
+def test_peer_access_is_enabled_again_for_a_new_context_at_a_dead_ones_handle(fresh_contexts, fake):
+    from cuplug import _peer
+
+    if drv.Device.count() < 2:
+        pytest.skip("needs two devices")
+    other = drv.Device(1).make_context()
+    drv.Context.pop()
+    first = drv.Device(0).make_context()
+    drv.Context.pop()
+    try:
+        assert _peer.peer_access(first, other) and fake.peer_enabled(first.handle, other.handle)
+        handle = first.handle
+        first.detach()
+        second = drv.Device(0).make_context()
+        drv.Context.pop()
+        try:
+            assert second.handle == handle and not fake.peer_enabled(handle, other.handle)
+            assert _peer.peer_access(second, other)
+            assert fake.peer_enabled(handle, other.handle)  # enabled for the new one itself
+        finally:
+            second.detach()
+    finally:
+        other.detach()
