@@ -4,6 +4,7 @@ viewed array alive."""
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -188,12 +189,13 @@ class IndexingMixin:
             raise ValueError("can only specify one unknown dimension")
         if any(s < -1 for s in shape):
             raise ValueError(f"negative dimensions not allowed in shape {shape}")
-        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        # Python integers: NumPy's int64 product wraps (16 * (2**60 + 1) "is" 16).
+        known = math.prod(s for s in shape if s != -1)
         if unknown:
             if known == 0 or self.size % known:
                 raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
             shape = tuple(self.size // known if s == -1 else s for s in shape)
-        if int(np.prod(shape, dtype=np.int64)) != self.size:
+        if math.prod(shape) != self.size:
             raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
         if shape == self.shape:
             return self

@@ -1,6 +1,7 @@
 // ArrayBase: GPUArray's C layout, PyCUDA's constructor, its read-only attributes and views.
 #include "array/array_object.hpp"
 
+#include "array/array_extent.hpp"
 #include "array/array_memory.hpp"
 #include "array/array_ops.hpp"
 #include "array/type_codes.hpp"
@@ -16,10 +17,9 @@ namespace {
 PyTypeObject *the_type = nullptr;
 PyTypeObject *result_type = nullptr;
 
-void compute_flags(array_object *a) noexcept {
-  a->size = 1;
-  for (int k = 0; k < a->ndim; ++k)
-    a->size *= a->shape[k];
+// Throws ValueError for a shape whose element or byte count does not fit (array_extent.hpp).
+void compute_flags(array_object *a) {
+  a->size = checked_size(a->ndim, a->shape, a->itemsize);
   // NumPy's rules: extents of 1 do not matter, empty arrays are contiguous both ways.
   bool c = true, f = true;
   if (a->size != 0) {
@@ -161,6 +161,17 @@ std::vector<Py_ssize_t> parse_strides(py::handle strides, std::size_t ndim) {
   return out;
 }
 
+// The element size of a dtype an array can hold: ValueError for 0-byte elements ('S0', 'V0',
+// an empty record), which no allocation or copy can address.
+Py_ssize_t checked_itemsize(const py::object &dt) {
+  const Py_ssize_t itemsize = dt.attr("itemsize").cast<Py_ssize_t>();
+  if (itemsize <= 0)
+    throw py::value_error("GPUArray: dtype " + py::repr(dt).cast<std::string>() +
+                          " has elements of 0 bytes, which device memory cannot hold (give a "
+                          "string or void type a length, e.g. 'S1')");
+  return itemsize;
+}
+
 py::object to_dtype(py::handle dtype) {
   static PyObject *dtype_class =
       py::object(py::module_::import("numpy").attr("dtype")).release().ptr();
@@ -172,6 +183,26 @@ py::object to_dtype(py::handle dtype) {
 
 // ---- the constructor ----------------------------------------------------------------------------
 
+// Back to the state tp_new made: no dtype (not initialised), no shape, no memory.
+void reset(array_object *a) noexcept {
+  Py_CLEAR(a->dtype);
+  Py_CLEAR(a->gpudata);
+  Py_CLEAR(a->base);
+  Py_CLEAR(a->allocator);
+  Py_CLEAR(a->shape_tuple);
+  a->memory.reset();
+  if (a->shape != a->dims_)
+    PyMem_Free(a->shape);
+  a->shape = a->dims_;
+  a->strides = a->dims_ + inline_dims;
+  a->ndim = 0;
+  a->size = 0;
+  a->itemsize = 0;
+  a->code = t_other;
+  a->ptr = 0;
+  a->ctx = nullptr;
+}
+
 int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
   static const char *kwlist[] = {"shape",   "dtype",   "allocator", "base",
                                  "gpudata", "strides", "order",     nullptr};
@@ -182,11 +213,27 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     return -1;
   try {
     array_object *a = as_array(self);
-    if (a->dtype != nullptr)
-      throw py::type_error("GPUArray.__init__ called twice");
+    if (a->dtype != nullptr) {
+      PyErr_SetString(PyExc_TypeError, "GPUArray.__init__ called twice");
+      return -1; // the first initialisation stays as it was
+    }
     std::vector<Py_ssize_t> dims = parse_shape(shape);
     py::object dt = to_dtype(dtype);
-    const Py_ssize_t itemsize = dt.attr("itemsize").cast<Py_ssize_t>();
+    // NumPy's rule for a subarray dtype (base, inner shape): elements of `base`, with the inner
+    // shape appended to the array's (dense, after any strides given for the outer axes).
+    std::vector<Py_ssize_t> inner;
+    py::object sub = dt.attr("subdtype");
+    if (!sub.is_none()) {
+      inner = parse_shape(py::reinterpret_borrow<py::tuple>(sub)[1]);
+      dt = to_dtype(py::reinterpret_borrow<py::tuple>(sub)[0]);
+    }
+    const Py_ssize_t itemsize = checked_itemsize(dt);
+    const std::size_t outer = dims.size();
+    dims.insert(dims.end(), inner.begin(), inner.end());
+    if (dims.size() > static_cast<std::size_t>(max_dims))
+      throw py::value_error("GPUArray: at most " + std::to_string(max_dims) +
+                            " dimensions are supported, got " + std::to_string(dims.size()));
+    checked_size(static_cast<int>(dims.size()), dims.data(), itemsize); // before any product
     bool fortran = false;
     if (order != nullptr && order != Py_None) {
       std::string o = py::str(order);
@@ -196,10 +243,14 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         throw py::value_error("GPUArray: order must be 'C' or 'F', got '" + o + "'");
     }
     std::vector<Py_ssize_t> st(dims.size());
-    if (strides != Py_None)
-      st = parse_strides(strides, dims.size());
-    else
+    if (strides != Py_None) {
+      st = parse_strides(strides, outer);
+      st.resize(dims.size());
+      dense_strides(static_cast<int>(inner.size()), inner.data(), itemsize, false,
+                    st.data() + outer);
+    } else {
       dense_strides(static_cast<int>(dims.size()), dims.data(), itemsize, fortran, st.data());
+    }
     // Fill in place (tp_new made an empty object).
     const int ndim = static_cast<int>(dims.size());
     if (ndim > inline_dims) {
@@ -222,6 +273,10 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (gpudata != Py_None) {
       attach_gpudata(a, gpudata, base);
     } else {
+      // Its own allocation holds size * itemsize bytes: given strides must stay inside.
+      if (strides != Py_None)
+        check_within(a, 0, static_cast<std::size_t>(a->size) * a->itemsize,
+                     "the array's own allocation of size * itemsize bytes");
       if (base != Py_None) {
         Py_INCREF(base);
         a->base = base;
@@ -233,6 +288,9 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     return 0;
   } catch (...) {
+    // A refused __init__ leaves the object as __new__ made it (it reads as not initialised),
+    // never half-made with a shape but no memory.
+    reset(as_array(self));
     py::detail::try_translate_exceptions();
     return -1;
   }
@@ -366,6 +424,22 @@ PyGetSetDef getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+// A view stays inside its parent's allocation when the parent has one (the bytes it may
+// address), else inside the bytes the parent itself reaches (memory of unknown size).
+void check_view(const array_object *view, const array_object *parent) {
+  if (view->size == 0)
+    return;
+  if (parent->memory && !parent->memory->freed()) {
+    check_within(view, parent->memory->ptr(), parent->memory->size(), "the viewed allocation");
+    return;
+  }
+  if (parent->size == 0)
+    throw py::value_error("a view with elements of an empty array");
+  const byte_span s = reach(parent);
+  check_within(view, parent->ptr + static_cast<CUdeviceptr>(s.lo),
+               static_cast<std::size_t>(s.hi - s.lo), "the bytes of the viewed array");
+}
+
 // _view(shape, strides, offset_bytes, dtype=None): a view of self's memory, base = self.
 PyObject *method_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   try {
@@ -382,11 +456,17 @@ PyObject *method_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     py::object dt = (nargs == 4 && args[3] != Py_None)
                         ? to_dtype(args[3])
                         : py::reinterpret_borrow<py::object>(a->dtype);
-    const Py_ssize_t itemsize = dt.attr("itemsize").cast<Py_ssize_t>();
+    if (!dt.attr("subdtype").is_none())
+      throw py::value_error("GPUArray: a view cannot take the subarray dtype " +
+                            py::repr(dt).cast<std::string>() +
+                            "; view as its base dtype and reshape instead");
+    const Py_ssize_t itemsize = checked_itemsize(dt);
     py::object v = new_array(Py_TYPE(self), static_cast<int>(dims.size()), dims.data(), st.data(),
                              dt, code_of_dtype(dt), itemsize);
     array_object *va = as_array(v.ptr());
-    attach_view(va, a, va->size == 0 ? 0 : a->ptr + offset);
+    va->ptr = va->size == 0 ? 0 : a->ptr + static_cast<CUdeviceptr>(offset);
+    check_view(va, a);
+    attach_view(va, a, va->ptr);
     return v.release().ptr();
   } catch (...) {
     py::detail::try_translate_exceptions();
@@ -467,11 +547,17 @@ void attach_view(array_object *a, array_object *parent, CUdeviceptr ptr) {
 
 void attach_gpudata(array_object *a, py::handle gpudata, py::handle base) {
   if (device_allocation *alloc = as_device_allocation(gpudata)) {
-    a->memory = gpudata.cast<device_allocation_ptr>();
     a->ptr = alloc->ptr();
+    check_within(a, a->ptr, alloc->size(), "the given gpudata allocation");
+    a->memory = gpudata.cast<device_allocation_ptr>();
     a->ctx = alloc->get_context() ? alloc->get_context()->handle() : nullptr;
   } else {
-    a->ptr = to_devptr(gpudata);
+    const CUdeviceptr ptr = to_devptr(gpudata);
+    if (ptr == 0 && a->size != 0)
+      throw py::value_error("GPUArray: gpudata (or the allocator's result) is a null pointer for "
+                            "an array of " +
+                            std::to_string(a->size) + " elements");
+    a->ptr = ptr;
     a->ctx = current_context_handle();
   }
   Py_INCREF(gpudata.ptr());
