@@ -15,6 +15,8 @@ __all__ = ["IndexingMixin", "parse_index", "reshape_strides"]
 
 _apply = _core._array.apply
 _ArrayBase = _core._array.ArrayBase
+# numpy.exceptions appeared in NumPy 1.25; before, the class lived at the top level.
+_AxisError = getattr(np, "exceptions", np).AxisError
 
 
 def _as_int(obj):
@@ -62,7 +64,10 @@ def parse_index(shape, strides, index):
             if length > 0:
                 offset += start * strides[d]
             new_shape.append(length)
-            new_strides.append(strides[d] * step)
+            # One element or none: the step never moves, and a huge step (a[::2**62]) must not
+            # make a stride beyond int64 (NumPy gives 0 there).
+            stride = strides[d] * step
+            new_strides.append(stride if length > 1 or -(2**63) <= stride < 2**63 else 0)
             d += 1
             continue
         i = _as_int(item)
@@ -126,6 +131,14 @@ def reshape_strides(old_shape, old_strides, new_shape, fortran, itemsize):
     for nk in range(ni, newnd):
         newstrides[nk] = last
     return tuple(newstrides)
+
+
+def _normalize_axis(axis, ndim, name):
+    """axis in [0, ndim), NumPy's AxisError (an IndexError and a ValueError) otherwise."""
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise _AxisError(axis, ndim, name)
+    return axis % ndim
 
 
 def _dense(shape, itemsize, fortran):
@@ -225,6 +238,8 @@ class IndexingMixin:
             return self._view(self.shape, self.strides, 0)
         dtype = np.dtype(dtype)
         old, new = self.itemsize, dtype.itemsize
+        if new == 0:
+            raise ValueError(f"cannot view a GPUArray as {dtype!r}: its elements have 0 bytes")
         if old == new:
             return self._view(self.shape, self.strides, 0, dtype)
         if self.ndim == 0:
@@ -279,6 +294,10 @@ class IndexingMixin:
         )
 
     def swapaxes(self, axis1, axis2):
+        """A view with axes axis1 and axis2 exchanged (NumPy's AxisError when one is out of
+        range)."""
+        axis1 = _normalize_axis(axis1, self.ndim, "axis1")
+        axis2 = _normalize_axis(axis2, self.ndim, "axis2")
         axes = list(range(self.ndim))
         axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
         return self.transpose(axes)

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.gpu
 
 TOO_BIG = "array is too big"
 INCOMPATIBLE = "strides is incompatible with shape of requested array and size of buffer"
+AxisError = getattr(np, "exceptions", np).AxisError
 
 
 @pytest.fixture
@@ -150,6 +151,32 @@ def test_zero_byte_dtypes_are_refused(env, dtype):
         GPUArray((4,), dtype)
 
 
+def test_view_as_a_zero_byte_dtype_is_refused(env):
+    a = zeros(4, np.float32)
+    with pytest.raises(ValueError, match="0 bytes"):
+        a.view("V0")
+    with pytest.raises(ValueError, match="0 bytes"):
+        a._view((4,), (4,), 0, "S0")
+
+
+def test_huge_slice_steps_give_one_element(env):
+    a = zeros(16, np.float32)
+    h = np.zeros(16, np.float32)
+    for step in (2**62, 2**63 - 1, -(2**62), -(2**63)):
+        v = a[::step]
+        assert v.shape == h[::step].shape == (1,)
+        assert v.ptr == a.ptr + (0 if step > 0 else 15 * 4)
+
+
+def test_swapaxes_out_of_range_is_numpys_axis_error(env):
+    a = zeros((2, 3), np.float32)
+    with pytest.raises(AxisError, match="axis 7 is out of bounds for array of dimension 2"):
+        a.swapaxes(0, 7)
+    with pytest.raises(AxisError, match="axis -3 is out of bounds"):
+        a.swapaxes(-3, 0)
+    assert a.swapaxes(-1, 0).shape == (3, 2)
+
+
 def test_subarray_dtypes_expand_into_the_shape(env):
     a = GPUArray((4,), np.dtype((np.float32, 3)))
     assert (a.shape, a.dtype, a.strides) == ((4, 3), np.float32, (12, 4))
@@ -159,6 +186,16 @@ def test_subarray_dtypes_expand_into_the_shape(env):
     assert host.shape == a.shape  # NumPy's own rule
     with pytest.raises(ValueError, match="subarray dtype"):
         a.view(np.dtype((np.float32, 3)))
+
+
+def test_datetime_arrays_copy_to_and_from_the_device(env):
+    host = np.array(["2026-01-01", "2027-06-30"], dtype="datetime64[D]")
+    a = GPUArray(host.shape, host.dtype)
+    a.set(host)
+    out = a.get()
+    assert out.dtype == host.dtype and out.shape == host.shape
+    t = GPUArray((3,), "timedelta64[s]")
+    assert t.get().dtype == np.dtype("timedelta64[s]")
 
 
 # }}}
