@@ -1,4 +1,5 @@
-// ArrayBase: GPUArray's C layout, PyCUDA's constructor, its read-only attributes and views.
+// ArrayBase: GPUArray's C layout, PyCUDA's constructor and views (the attributes are in
+// array_attributes.cpp).
 #include "array/array_object.hpp"
 
 #include "array/array_extent.hpp"
@@ -296,134 +297,6 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
   }
 }
 
-// ---- attributes ---------------------------------------------------------------------------------
-
-PyObject *tuple_of(const Py_ssize_t *v, int n) {
-  PyObject *t = PyTuple_New(n);
-  if (t == nullptr)
-    return nullptr;
-  for (int k = 0; k < n; ++k) {
-    PyObject *item = PyLong_FromSsize_t(v[k]);
-    if (item == nullptr) {
-      Py_DECREF(t);
-      return nullptr;
-    }
-    PyTuple_SET_ITEM(t, k, item);
-  }
-  return t;
-}
-
-bool ready(array_object *a) {
-  if (a->dtype == nullptr) {
-    PyErr_SetString(PyExc_RuntimeError, "GPUArray was not initialised (__init__ not called)");
-    return false;
-  }
-  return true;
-}
-
-PyObject *get_shape(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  if (a->shape_tuple == nullptr)
-    a->shape_tuple = tuple_of(a->shape, a->ndim);
-  Py_XINCREF(a->shape_tuple);
-  return a->shape_tuple;
-}
-PyObject *get_strides(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  return tuple_of(a->strides, a->ndim);
-}
-PyObject *get_dtype(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  if (!ready(a))
-    return nullptr;
-  Py_INCREF(a->dtype);
-  return a->dtype;
-}
-PyObject *get_size(PyObject *self, void *) { return PyLong_FromSsize_t(as_array(self)->size); }
-PyObject *get_nbytes(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  return PyLong_FromSsize_t(a->size * a->itemsize);
-}
-PyObject *get_itemsize(PyObject *self, void *) {
-  return PyLong_FromSsize_t(as_array(self)->itemsize);
-}
-PyObject *get_ndim(PyObject *self, void *) { return PyLong_FromLong(as_array(self)->ndim); }
-PyObject *get_ptr(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  try {
-    return PyLong_FromUnsignedLongLong(a->size == 0 ? 0 : data_ptr(a));
-  } catch (...) {
-    py::detail::try_translate_exceptions();
-    return nullptr;
-  }
-}
-PyObject *get_gpudata(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  if (a->gpudata == nullptr) {
-    if (a->memory) {
-      // An array over its own allocation shows it; a view shows its address (as PyCUDA).
-      try {
-        if (a->ptr == a->memory->ptr() && a->base == nullptr)
-          a->gpudata = py::cast(a->memory).release().ptr();
-        else
-          return PyLong_FromUnsignedLongLong(a->ptr);
-      } catch (...) {
-        py::detail::try_translate_exceptions();
-        return nullptr;
-      }
-    } else if (a->size != 0) {
-      return PyLong_FromUnsignedLongLong(a->ptr);
-    } else {
-      Py_RETURN_NONE;
-    }
-  }
-  Py_INCREF(a->gpudata);
-  return a->gpudata;
-}
-PyObject *get_object(PyObject *member) {
-  PyObject *v = member != nullptr ? member : Py_None;
-  Py_INCREF(v);
-  return v;
-}
-PyObject *get_base(PyObject *self, void *) { return get_object(as_array(self)->base); }
-PyObject *get_allocator(PyObject *self, void *) { return get_object(as_array(self)->allocator); }
-PyObject *get_c_contiguous(PyObject *self, void *) {
-  return PyBool_FromLong(as_array(self)->c_contiguous);
-}
-PyObject *get_f_contiguous(PyObject *self, void *) {
-  return PyBool_FromLong(as_array(self)->f_contiguous);
-}
-PyObject *get_context_handle(PyObject *self, void *) {
-  return PyLong_FromVoidPtr(as_array(self)->ctx);
-}
-PyObject *get_code(PyObject *self, void *) { return PyLong_FromLong(as_array(self)->code); }
-
-PyGetSetDef getset[] = {
-    {"shape", get_shape, nullptr, "Tuple of dimensions.", nullptr},
-    {"strides", get_strides, nullptr, "Tuple of byte steps per dimension.", nullptr},
-    {"dtype", get_dtype, nullptr, "numpy dtype of the elements.", nullptr},
-    {"size", get_size, nullptr, "Number of elements.", nullptr},
-    {"mem_size", get_size, nullptr, "Number of elements (PyCUDA's name).", nullptr},
-    {"nbytes", get_nbytes, nullptr, "size * itemsize.", nullptr},
-    {"itemsize", get_itemsize, nullptr, "Bytes per element.", nullptr},
-    {"ndim", get_ndim, nullptr, "Number of dimensions.", nullptr},
-    {"ptr", get_ptr, nullptr, "Device address of the first element (0 when empty).", nullptr},
-    {"gpudata", get_gpudata, nullptr,
-     "The memory: a DeviceAllocation (or what was passed as gpudata); for a view, its address "
-     "as an int; None when empty.",
-     nullptr},
-    {"base", get_base, nullptr, "The array (or object) a view keeps alive; None otherwise.",
-     nullptr},
-    {"allocator", get_allocator, nullptr,
-     "The allocator callable given at construction; None means the array allocator backend.",
-     nullptr},
-    {"_c_contiguous", get_c_contiguous, nullptr, nullptr, nullptr},
-    {"_f_contiguous", get_f_contiguous, nullptr, nullptr, nullptr},
-    {"_context_handle", get_context_handle, nullptr, nullptr, nullptr},
-    {"_type_code", get_code, nullptr, nullptr, nullptr},
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
-
 // A view stays inside its parent's allocation when the parent has one (the bytes it may
 // address), else inside the bytes the parent itself reaches (memory of unknown size).
 void check_view(const array_object *view, const array_object *parent) {
@@ -446,8 +319,7 @@ PyObject *method_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 3 || nargs > 4)
       throw py::type_error("_view(shape, strides, offset, dtype=None)");
     array_object *a = as_array(self);
-    if (!ready(a))
-      return nullptr;
+    require_ready(a);
     std::vector<Py_ssize_t> dims = parse_shape(args[0]);
     std::vector<Py_ssize_t> st = parse_strides(args[1], dims.size());
     const Py_ssize_t offset = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
@@ -589,7 +461,7 @@ void init_array_object(py::module_ &m) {
   type.tp_dealloc = &tp_dealloc;
   type.tp_traverse = &tp_traverse;
   type.tp_clear = &tp_clear;
-  type.tp_getset = getset;
+  type.tp_getset = array_getset();
   type.tp_methods = methods;
   type.tp_dictoffset = offsetof(array_object, dict);
   type.tp_weaklistoffset = offsetof(array_object, weakrefs);

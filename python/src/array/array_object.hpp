@@ -9,6 +9,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <stdexcept>
 #include <vector>
 
 namespace cuplug::python::array {
@@ -43,6 +44,18 @@ struct array_object {
   PyObject *weakrefs;
   Py_ssize_t dims_[2 * inline_dims];
 };
+
+// An object made by GPUArray.__new__ whose __init__ never ran (or failed) has no dtype; every
+// attribute, method and operator refuses it with this RuntimeError instead of reading it.
+inline constexpr const char *not_initialised_message =
+    "GPUArray was not initialised (__init__ not called)";
+inline void require_ready(const array_object *a) {
+  if (a->dtype == nullptr)
+    throw std::runtime_error(not_initialised_message);
+}
+
+// ArrayBase's attributes (array_attributes.cpp), for its type object.
+PyGetSetDef *array_getset() noexcept;
 
 // ArrayBase, set by init_array_object().
 PyTypeObject *array_type() noexcept;
