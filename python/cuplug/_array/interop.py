@@ -370,6 +370,14 @@ def from_dlpack(x, *, device=None, copy=None, stream=None):
 
 def _from_capsule(capsule, copy, what):
     tensor = _dl.Imported(capsule)  # owns the tensor now; its end calls the producer's deleter
+    try:
+        return _import_tensor(tensor, copy, what)
+    except BaseException:
+        tensor.release()  # now, not when the traceback holding this frame goes
+        raise
+
+
+def _import_tensor(tensor, copy, what):
     device_type, _device_id = tensor.device
     if device_type not in _CUDA_READABLE:
         name = _DEVICE_NAMES.get(device_type, f"device type {device_type}")

@@ -139,12 +139,14 @@ public:
       throw py::value_error("not a DLPack capsule: its name is '" + std::string(name) +
                             "', expected 'dltensor_versioned' or 'dltensor'");
     }
-    if (tensor_->ndim < 0)
-      throw py::buffer_error("DLPack tensor with ndim " + std::to_string(tensor_->ndim));
-    for (std::int32_t i = 0; i < tensor_->ndim; ++i)
-      if (tensor_->shape[i] < 0)
-        throw py::buffer_error("DLPack tensor with a negative extent " +
-                               std::to_string(tensor_->shape[i]));
+    // The capsule is ours now (renamed): a refusal hands the tensor back to its producer
+    // through the deleter, as the spec asks of a consumer that owns it, so nothing leaks.
+    try {
+      validate(*tensor_);
+    } catch (...) {
+      release();
+      throw;
+    }
   }
   ~imported() { release(); }
   imported(const imported &) = delete;
@@ -195,6 +197,25 @@ public:
   bool alive() const { return tensor_ != nullptr; }
 
 private:
+  // What this importer reads of the tensor must be there and must not wrap: ndim in [0, 64]
+  // with shape (and strides, when given) arrays for it, extents >= 0, data + byte_offset.
+  static void validate(const DLTensor &t) {
+    if (t.ndim < 0 || t.ndim > 64)
+      throw py::buffer_error("DLPack tensor with ndim " + std::to_string(t.ndim) +
+                             " (cuplug reads 0 to 64)");
+    if (t.ndim > 0 && t.shape == nullptr)
+      throw py::buffer_error("DLPack tensor with ndim " + std::to_string(t.ndim) +
+                             " but no shape array (shape is NULL)");
+    for (std::int32_t i = 0; i < t.ndim; ++i)
+      if (t.shape[i] < 0)
+        throw py::buffer_error("DLPack tensor with a negative extent " +
+                               std::to_string(t.shape[i]));
+    std::uintptr_t end = 0;
+    if (__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(t.data), t.byte_offset, &end))
+      throw py::buffer_error("DLPack tensor whose data pointer plus byte_offset " +
+                             std::to_string(t.byte_offset) + " wraps around the address space");
+  }
+
   // Renaming is the protocol's "consumed" mark: the capsule's destructor then leaves it alone.
   static void take(const py::capsule &capsule, const char *used) {
     if (PyCapsule_SetName(capsule.ptr(), used) != 0)
