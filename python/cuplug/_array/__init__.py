@@ -11,6 +11,7 @@ manipulation       concatenate, stack, take, multi_take, multi_take_put, multi_p
 vec                CUDA vector dtypes
 engine             the elementwise engine's Python side (below)
 interop            __cuda_array_interface__, DLPack, asarray (owned by the interop work)
+foreign            checks of imported memory: CAI fields, known pointer, layout inside it
 =================  ==============================================================================
 
 The elementwise engine (for ElementwiseKernel, cumath and anything elementwise)

@@ -14,11 +14,14 @@ host; an import makes the importing stream wait for the producer's the same way.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
 
 from .. import _core
+from .foreign import c_strides as _c_strides
+from .foreign import parse_cai, wrap_foreign
 
 _dl = _core._dlpack
 
@@ -283,22 +286,6 @@ class ArrayInterop:
 # {{{ import
 
 
-def _wrap(shape, dtype, ptr, byte_strides, owner):
-    from .core import GPUArray  # late: core mixes in ArrayInterop from this module
-
-    return GPUArray(
-        tuple(shape), dtype, gpudata=ptr if ptr else None, strides=tuple(byte_strides), base=owner
-    )
-
-
-def _c_strides(shape, itemsize) -> tuple[int, ...]:
-    strides, step = [], itemsize
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= max(int(extent), 1)
-    return tuple(reversed(strides))
-
-
 def _finish(view, readonly, copy, what):
     """Applies the copy rule: copy=True always copies; read-only memory (which a GPUArray
     cannot protect) is copied for copy=None and refused for copy=False."""
@@ -389,8 +376,9 @@ def _import_tensor(tensor, copy, what):
     else:
         byte_strides = tuple(s * dtype.itemsize for s in tensor.strides)
     readonly = bool(tensor.flags & _dl.FLAG_READ_ONLY)
-    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    view = _wrap(shape, dtype, tensor.ptr if size else 0, byte_strides, tensor)
+    view = wrap_foreign(
+        shape, dtype, tensor.ptr if math.prod(shape) else 0, byte_strides, tensor, what
+    )
     return _finish(view, readonly, copy, what)
 
 
@@ -412,34 +400,13 @@ def _cai_sync() -> bool:
 def from_cuda_array_interface(obj, *, copy=None, stream=None):
     """A GPUArray over obj's ``__cuda_array_interface__`` (versions 0-3), keeping obj alive;
     ordered after the producer's ``stream`` on ``stream`` (None: the legacy default)."""
-    cai = obj.__cuda_array_interface__
-    what = type(obj).__name__
-    try:
-        shape = tuple(int(n) for n in cai["shape"])
-        ptr, readonly = cai["data"]
-        typestr = cai["typestr"]
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"{what}.__cuda_array_interface__ is malformed ({e!r}): {cai!r}") from None
-    if cai.get("mask") is not None:
-        raise BufferError(f"{what} has a mask; masked CUDA arrays are not supported")
-    descr = cai.get("descr")
-    dtype = np.dtype(descr if descr and len(descr) > 1 else typestr)
-    if not dtype.isnative:
-        raise BufferError(f"{what} has dtype {dtype.str}, not in the native byte order")
-    strides = cai.get("strides")
-    byte_strides = (
-        tuple(int(s) for s in strides) if strides is not None else _c_strides(shape, dtype.itemsize)
+    what = f"{type(obj).__name__}.__cuda_array_interface__"
+    shape, dtype, ptr, readonly, byte_strides, producer = parse_cai(
+        obj.__cuda_array_interface__, what
     )
-    producer = cai.get("stream") if cai.get("version", 0) >= 3 else None
-    if producer == 0:
-        raise ValueError(
-            f"{what}.__cuda_array_interface__ gives stream 0, which the protocol "
-            "forbids (1 is the legacy default stream)"
-        )
+    view = wrap_foreign(shape, dtype, ptr if math.prod(shape) else 0, byte_strides, obj, what)
     if producer is not None and _cai_sync():
-        _dl.stream_wait(int(producer), stream)
-    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    view = _wrap(shape, dtype, int(ptr or 0) if size else 0, byte_strides, obj)
+        _dl.stream_wait(producer, stream)
     return _finish(view, bool(readonly), copy, what)
 
 

@@ -248,6 +248,28 @@ py::tuple pointer_device(std::uintptr_t ptr) {
   return py::make_tuple(ordinal, managed != 0);
 }
 
+// (start, size) of the allocation the driver knows `ptr` to lie in; BufferError naming `what`
+// for an address the driver does not know (a made-up or freed pointer, which would fault at
+// use and poison the context).
+py::tuple pointer_range(std::uintptr_t ptr, const std::string &what) {
+  CUdeviceptr start = 0;
+  std::size_t size = 0;
+  auto get = [&](void *out, CUpointer_attribute attribute) {
+    return ::cuplug::detail::entry(driver().cuPointerGetAttribute, "cuPointerGetAttribute")(
+        out, attribute, static_cast<CUdeviceptr>(ptr));
+  };
+  CUresult r =
+      ptr == 0 ? CUDA_ERROR_INVALID_VALUE : get(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
+  if (r == CUDA_SUCCESS)
+    r = get(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE);
+  if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_FOUND)
+    throw py::buffer_error(what + ": the CUDA driver knows no memory at address " +
+                           std::to_string(ptr) +
+                           " (a made-up, freed or null pointer); refusing to read or write it");
+  check(r, "cuPointerGetAttribute");
+  return py::make_tuple(static_cast<std::uintptr_t>(start), size);
+}
+
 } // namespace
 
 // ---- streams --------------------------------------------------------------------------------
@@ -324,6 +346,9 @@ void init_dlpack(py::module_ &m) {
       "stream_handle",
       [](py::handle stream) { return reinterpret_cast<std::uintptr_t>(to_stream(stream)); },
       py::arg("stream"), "The CUstream of anything to_stream takes, as an int (None: 0).");
+  d.def("pointer_range", &pointer_range, py::arg("ptr"), py::arg("what"),
+        "(start, size) of the allocation the driver knows ptr to lie in (pointer attributes "
+        "RANGE_START_ADDR / RANGE_SIZE); BufferError naming `what` for an unknown address.");
   d.def("pointer_device", &pointer_device, py::arg("ptr"),
         "(device ordinal, is managed) of device memory at ptr; for 0, the current context's "
         "device.");

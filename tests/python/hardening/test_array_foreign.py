@@ -1,5 +1,9 @@
-"""Issue 26, part A: foreign arrays on the fake driver. DLPack capsules with a NULL shape or a
-wrapping byte_offset are refused, and a refused capsule's deleter still runs."""
+"""Issue 26, part A: foreign arrays on the fake driver. CUDA Array Interface fields are
+validated, not coerced; DLPack capsules with a NULL shape or a wrapping byte_offset are
+refused; a refused capsule's deleter still runs; foreign pointers the driver does
+not know, null pointers for non-empty arrays and shapes or strides reaching outside the
+producer's allocation are refused instead of faulting at use (or landing in a fresh
+allocation the producer never sees)."""
 
 from __future__ import annotations
 
@@ -130,6 +134,138 @@ def test_a_refused_capsule_is_handed_back_through_its_deleter(env, damage):
         dl.Imported(cap)
     gc.collect()
     assert sys.getrefcount(owner) == before
+
+
+def test_a_capsule_refused_after_import_is_handed_back_too(env):
+    owner = Owner()
+    before = sys.getrefcount(owner)
+    with pytest.raises(BufferError, match="knows no memory"):
+        interop.from_dlpack(Producer(capsule(owner, 8, (4,))))
+    gc.collect()
+    assert sys.getrefcount(owner) == before
+
+
+# }}}
+
+# {{{ foreign pointers
+
+
+@pytest.mark.parametrize("protocol", ["dlpack", "cai"])
+def test_a_null_pointer_for_a_non_empty_array_is_refused(env, protocol):
+    if protocol == "dlpack":
+        producer = Producer(capsule(Owner(), 0, (4,)))
+        convert = interop.from_dlpack
+    else:
+        producer = cai(0)
+        convert = interop.from_cuda_array_interface
+    before = env.live_allocations()
+    with pytest.raises(BufferError, match="null data pointer"):
+        convert(producer)
+    assert env.live_allocations() == before  # no fresh allocation stands in for the data
+
+
+@pytest.mark.parametrize("protocol", ["dlpack", "cai"])
+def test_pointers_the_driver_does_not_know_are_refused(env, protocol):
+    for ptr in (8, 0xDEAD0000):
+        with pytest.raises(BufferError, match="knows no memory"):
+            if protocol == "dlpack":
+                interop.from_dlpack(Producer(capsule(Owner(), ptr, (4,))))
+            else:
+                interop.from_cuda_array_interface(cai(ptr))
+
+
+def test_freed_foreign_memory_is_refused(env):
+    mem = drv.mem_alloc(64)
+    ptr = int(mem)
+    mem.free()
+    with pytest.raises(BufferError, match="knows no memory"):
+        interop.from_cuda_array_interface(cai(ptr))
+
+
+@pytest.mark.parametrize(
+    "shape, strides, offset",
+    [((17,), None, 0), ((4,), (-4,), 0), ((4,), (4,), 60), ((2, 2), (64, 4), 0)],
+)
+def test_layouts_reaching_outside_the_producers_allocation_are_refused(env, shape, strides, offset):
+    mem = drv.mem_alloc(64)
+    with pytest.raises(BufferError, match="outside its allocation"):
+        interop.from_cuda_array_interface(cai(int(mem) + offset, shape, strides=strides))
+    el = None if strides is None else tuple(s // 4 for s in strides)
+    with pytest.raises(BufferError, match="outside its allocation"):
+        interop.from_dlpack(Producer(capsule(Owner(), int(mem) + offset, shape, el)))
+
+
+def test_foreign_layouts_inside_the_allocation_are_accepted(env):
+    mem = drv.mem_alloc(64)
+    a = interop.from_cuda_array_interface(cai(int(mem) + 60, (4,), strides=(-4,)))
+    assert a.ptr == int(mem) + 60 and a.strides == (-4,)
+    b = interop.from_dlpack(Producer(capsule(Owner(), int(mem), (4, 4))))
+    assert b.shape == (4, 4) and b.ptr == int(mem)
+
+
+@pytest.mark.parametrize("protocol", ["dlpack", "cai"])
+def test_shapes_whose_size_wraps_are_refused(env, protocol):
+    mem = drv.mem_alloc(64)
+    with pytest.raises(ValueError, match="array is too big"):
+        if protocol == "dlpack":
+            interop.from_dlpack(Producer(capsule(Owner(), int(mem), (2**40, 2**40))))
+        else:
+            interop.from_cuda_array_interface(cai(int(mem), (2**40, 2**40)))
+
+
+# }}}
+
+# {{{ CUDA Array Interface fields
+
+
+@pytest.mark.parametrize(
+    "field, value, error, message",
+    [
+        ("shape", "44", TypeError, r"\['shape'\] must be a tuple of ints"),
+        ("shape", (4.5,), TypeError, r"\['shape'\] entry must be an int"),
+        ("shape", (True,), TypeError, r"\['shape'\] entry must be an int"),
+        ("shape", (-4,), ValueError, "negative extent"),
+        ("strides", "4", TypeError, r"\['strides'\] must be a tuple of ints"),
+        ("strides", (4.0,), TypeError, r"\['strides'\] entry must be an int"),
+        ("strides", (4, 4), ValueError, "2 entries for 1 dimensions"),
+        ("stream", 1.5, TypeError, r"\['stream'\] must be an int"),
+        ("stream", 0, ValueError, "stream 0, which the protocol forbids"),
+        ("stream", 2**63, ValueError, "not a CUDA stream handle"),
+        ("stream", 2**64 - 1, ValueError, "not a CUDA stream handle"),
+        ("stream", -1, ValueError, "not a CUDA stream handle"),
+        ("version", 4, ValueError, "versions 0 to 3"),
+        ("version", -1, ValueError, "versions 0 to 3"),
+        ("version", 3.5, TypeError, r"\['version'\] must be an int"),
+        ("version", "garbage", TypeError, r"\['version'\] must be an int"),
+        ("data", (1.5, False), TypeError, r"\['data'\]\[0\] must be an int"),
+        ("data", 123, TypeError, r"must be a \(pointer, read_only\) pair"),
+        ("typestr", 4, TypeError, r"\['typestr'\] must be a str"),
+    ],
+    ids=lambda v: repr(v)[:20],
+)
+def test_cai_fields_are_validated_not_coerced(env, field, value, error, message):
+    mem = drv.mem_alloc(64)
+    obj = cai(int(mem))
+    obj.__cuda_array_interface__[field] = value
+    with pytest.raises(error, match=message):
+        interop.from_cuda_array_interface(obj)
+    assert env.launch_count() == 0
+
+
+def test_cai_without_a_required_field_is_refused(env):
+    obj = cai(0x1000)
+    del obj.__cuda_array_interface__["data"]
+    with pytest.raises(ValueError, match="no 'data' entry"):
+        interop.from_cuda_array_interface(obj)
+
+
+def test_valid_cai_streams_and_versions_are_accepted(env):
+    mem = drv.mem_alloc(64)
+    for version, stream in ((3, None), (3, 1), (3, 2), (2, 0), (0, "ignored before v3")):
+        obj = cai(int(mem), version=version, stream=stream)
+        assert interop.from_cuda_array_interface(obj).ptr == int(mem)
+    assert interop.from_cuda_array_interface(cai(int(mem), shape=[2, 2])).shape == (2, 2)
+    assert interop.from_cuda_array_interface(cai(int(mem), shape=(np.int64(4),))).size == 4
 
 
 # }}}
