@@ -67,6 +67,11 @@ def dlpack_dtype(dtype) -> tuple[int, int, int]:
         )
     if not dtype.isnative:
         raise BufferError(f"dtype {dtype.str} is not in the native byte order, which DLPack needs")
+    if dtype.kind in "fc" and dtype.itemsize > (8 if dtype.kind == "f" else 16):
+        raise BufferError(
+            f"dtype {dtype} is the x87 long double, which DLPack has no code for (its 128-bit "
+            "float is IEEE binary128)"
+        )
     return code, dtype.itemsize * 8, 1
 
 
@@ -78,6 +83,13 @@ def numpy_dtype(code: int, bits: int, lanes: int) -> np.dtype:
         raise BufferError(f"DLPack dtype {name}x{lanes} is a vector type; cuplug reads lanes=1")
     if kind is None or bits % 8:
         raise BufferError(f"DLPack dtype {name} has no NumPy equivalent")
+    if (kind == "f" and bits > 64) or (kind == "c" and bits > 128):
+        # NumPy's float128 / complex256 are the x87 80-bit long double (padded), not IEEE
+        # binary128: reading one as the other gives garbage.
+        raise BufferError(
+            f"DLPack dtype {name} is IEEE binary128; NumPy has no such type (its float128 is "
+            "the x87 long double)"
+        )
     try:
         dtype = np.dtype(f"{kind}{bits // 8}") if kind != "b" else np.dtype(np.bool_)
     except TypeError:

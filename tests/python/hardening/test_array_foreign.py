@@ -1,6 +1,6 @@
 """Issue 26, part A: foreign arrays on the fake driver. CUDA Array Interface fields are
-validated, not coerced; DLPack capsules with a NULL shape or a wrapping byte_offset are
-refused; a refused capsule's deleter still runs; foreign pointers the driver does
+validated, not coerced; DLPack capsules with a NULL shape, a wrapping byte_offset or an IEEE
+float128 are refused; a refused capsule's deleter still runs; foreign pointers the driver does
 not know, null pointers for non-empty arrays and shapes or strides reaching outside the
 producer's allocation are refused instead of faulting at use (or landing in a fresh
 allocation the producer never sees)."""
@@ -143,6 +143,15 @@ def test_a_capsule_refused_after_import_is_handed_back_too(env):
         interop.from_dlpack(Producer(capsule(owner, 8, (4,))))
     gc.collect()
     assert sys.getrefcount(owner) == before
+
+
+def test_dlpack_ieee_float128_is_refused_both_ways(env):
+    with pytest.raises(BufferError, match="binary128"):
+        interop.numpy_dtype(2, 128, 1)  # not NumPy's x87 float128
+    if hasattr(np, "float128"):
+        with pytest.raises(BufferError, match="long double"):
+            interop.dlpack_dtype(np.float128)
+    assert interop.numpy_dtype(5, 128, 1) == np.complex128
 
 
 # }}}
