@@ -222,11 +222,16 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     py::object dt = to_dtype(dtype);
     // NumPy's rule for a subarray dtype (base, inner shape): elements of `base`, with the inner
     // shape appended to the array's (dense, after any strides given for the outer axes).
+    // Only dtypes without a type code can be one (the numeric types are looked up once).
     std::vector<Py_ssize_t> inner;
-    py::object sub = dt.attr("subdtype");
-    if (!sub.is_none()) {
-      inner = parse_shape(py::reinterpret_borrow<py::tuple>(sub)[1]);
-      dt = to_dtype(py::reinterpret_borrow<py::tuple>(sub)[0]);
+    int code = code_of_dtype(dt);
+    if (code == t_other) {
+      py::object sub = dt.attr("subdtype");
+      if (!sub.is_none()) {
+        inner = parse_shape(py::reinterpret_borrow<py::tuple>(sub)[1]);
+        dt = to_dtype(py::reinterpret_borrow<py::tuple>(sub)[0]);
+        code = code_of_dtype(dt);
+      }
     }
     const Py_ssize_t itemsize = checked_itemsize(dt);
     const std::size_t outer = dims.size();
@@ -264,7 +269,7 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     std::copy(dims.begin(), dims.end(), a->shape);
     std::copy(st.begin(), st.end(), a->strides);
     a->itemsize = itemsize;
-    a->code = code_of_dtype(dt);
+    a->code = code;
     a->dtype = dt.release().ptr();
     compute_flags(a);
     if (allocator != Py_None) {
@@ -325,16 +330,21 @@ PyObject *method_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     const Py_ssize_t offset = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
     if (offset == -1 && PyErr_Occurred())
       raise_already_set();
-    py::object dt = (nargs == 4 && args[3] != Py_None)
-                        ? to_dtype(args[3])
-                        : py::reinterpret_borrow<py::object>(a->dtype);
-    if (!dt.attr("subdtype").is_none())
-      throw py::value_error("GPUArray: a view cannot take the subarray dtype " +
-                            py::repr(dt).cast<std::string>() +
-                            "; view as its base dtype and reshape instead");
-    const Py_ssize_t itemsize = checked_itemsize(dt);
+    // The parent's dtype was checked when it was made; a new one is checked here.
+    py::object dt = py::reinterpret_borrow<py::object>(a->dtype);
+    int code = a->code;
+    Py_ssize_t itemsize = a->itemsize;
+    if (nargs == 4 && args[3] != Py_None) {
+      dt = to_dtype(args[3]);
+      code = code_of_dtype(dt);
+      if (code == t_other && !dt.attr("subdtype").is_none())
+        throw py::value_error("GPUArray: a view cannot take the subarray dtype " +
+                              py::repr(dt).cast<std::string>() +
+                              "; view as its base dtype and reshape instead");
+      itemsize = checked_itemsize(dt);
+    }
     py::object v = new_array(Py_TYPE(self), static_cast<int>(dims.size()), dims.data(), st.data(),
-                             dt, code_of_dtype(dt), itemsize);
+                             dt, code, itemsize);
     array_object *va = as_array(v.ptr());
     va->ptr = va->size == 0 ? 0 : a->ptr + static_cast<CUdeviceptr>(offset);
     check_view(va, a);
