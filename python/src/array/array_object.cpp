@@ -429,8 +429,14 @@ void attach_view(array_object *a, array_object *parent, CUdeviceptr ptr) {
 
 void attach_gpudata(array_object *a, py::handle gpudata, py::handle base) {
   if (device_allocation *alloc = as_device_allocation(gpudata)) {
+    const CUdeviceptr before = a->ptr;
     a->ptr = alloc->ptr();
-    check_within(a, a->ptr, alloc->size(), "the given gpudata allocation");
+    try {
+      check_within(a, a->ptr, alloc->size(), "the given gpudata allocation");
+    } catch (...) {
+      a->ptr = before; // a refusal leaves `a` as it was
+      throw;
+    }
     a->memory = gpudata.cast<device_allocation_ptr>();
     a->ctx = alloc->get_context() ? alloc->get_context()->handle() : nullptr;
   } else {

@@ -87,7 +87,7 @@ void allocate_memory(array_object *a, py::handle allocator, CUstream stream,
 // Points `a` at memory owned by someone else: `base` (a view's parent) or `gpudata` (a pointer
 // object). ctx is taken from the parent / allocation, else the current context. attach_gpudata
 // refuses (ValueError) a null pointer for a non-empty array, and a layout reaching outside a
-// DeviceAllocation it is given.
+// DeviceAllocation it is given; a refusal changes nothing in `a`.
 void attach_view(array_object *a, array_object *parent, CUdeviceptr ptr);
 void attach_gpudata(array_object *a, py::handle gpudata, py::handle base);
 
