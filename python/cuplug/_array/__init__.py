@@ -12,6 +12,7 @@ vec                CUDA vector dtypes
 geometry           splay, GPUArray._grid / _block (PyCUDA's launch geometry)
 engine             the elementwise engine's Python side (below)
 interop            __cuda_array_interface__, DLPack, asarray (owned by the interop work)
+foreign            checks of imported memory: CAI fields, known pointer, layout inside it
 =================  ==============================================================================
 
 The elementwise engine (for ElementwiseKernel, cumath and anything elementwise)

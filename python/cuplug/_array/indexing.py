@@ -4,6 +4,7 @@ viewed array alive."""
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -27,6 +28,8 @@ def blank(a, shape, dtype=None, strides=None, order="C"):
 
 
 _ArrayBase = _core._array.ArrayBase
+# numpy.exceptions appeared in NumPy 1.25; before, the class lived at the top level.
+_AxisError = getattr(np, "exceptions", np).AxisError
 
 
 def _as_int(obj):
@@ -74,7 +77,10 @@ def parse_index(shape, strides, index):
             if length > 0:
                 offset += start * strides[d]
             new_shape.append(length)
-            new_strides.append(strides[d] * step)
+            # One element or none: the step never moves, and a huge step (a[::2**62]) must not
+            # make a stride beyond int64 (NumPy gives 0 there).
+            stride = strides[d] * step
+            new_strides.append(stride if length > 1 or -(2**63) <= stride < 2**63 else 0)
             d += 1
             continue
         i = _as_int(item)
@@ -138,6 +144,14 @@ def reshape_strides(old_shape, old_strides, new_shape, fortran, itemsize):
     for nk in range(ni, newnd):
         newstrides[nk] = last
     return tuple(newstrides)
+
+
+def _normalize_axis(axis, ndim, name):
+    """axis in [0, ndim), NumPy's AxisError (an IndexError and a ValueError) otherwise."""
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise _AxisError(axis, ndim, name)
+    return axis % ndim
 
 
 def _dense(shape, itemsize, fortran):
@@ -218,12 +232,13 @@ class IndexingMixin:
             raise ValueError("can only specify one unknown dimension")
         if any(s < -1 for s in shape):
             raise ValueError(f"negative dimensions not allowed in shape {shape}")
-        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        # Python integers: NumPy's int64 product wraps (16 * (2**60 + 1) "is" 16).
+        known = math.prod(s for s in shape if s != -1)
         if unknown:
             if known == 0 or self.size % known:
                 raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
             shape = tuple(self.size // known if s == -1 else s for s in shape)
-        if int(np.prod(shape, dtype=np.int64)) != self.size:
+        if math.prod(shape) != self.size:
             raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
         if shape == self.shape:
             return self
@@ -248,6 +263,8 @@ class IndexingMixin:
             return self._view(self.shape, self.strides, 0)
         dtype = np.dtype(dtype)
         old, new = self.itemsize, dtype.itemsize
+        if new == 0:
+            raise ValueError(f"cannot view a GPUArray as {dtype!r}: its elements have 0 bytes")
         if old == new:
             return self._view(self.shape, self.strides, 0, dtype)
         if self.ndim == 0:
@@ -310,6 +327,10 @@ class IndexingMixin:
         )
 
     def swapaxes(self, axis1, axis2):
+        """A view with axes axis1 and axis2 exchanged (NumPy's AxisError when one is out of
+        range)."""
+        axis1 = _normalize_axis(axis1, self.ndim, "axis1")
+        axis2 = _normalize_axis(axis2, self.ndim, "axis2")
         axes = list(range(self.ndim))
         axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
         return self.transpose(axes)

@@ -14,11 +14,14 @@ host; an import makes the importing stream wait for the producer's the same way.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
 
 from .. import _core
+from .foreign import c_strides as _c_strides
+from .foreign import parse_cai, wrap_foreign
 
 _dl = _core._dlpack
 
@@ -64,6 +67,11 @@ def dlpack_dtype(dtype) -> tuple[int, int, int]:
         )
     if not dtype.isnative:
         raise BufferError(f"dtype {dtype.str} is not in the native byte order, which DLPack needs")
+    if dtype.kind in "fc" and dtype.itemsize > (8 if dtype.kind == "f" else 16):
+        raise BufferError(
+            f"dtype {dtype} is the x87 long double, which DLPack has no code for (its 128-bit "
+            "float is IEEE binary128)"
+        )
     return code, dtype.itemsize * 8, 1
 
 
@@ -75,6 +83,13 @@ def numpy_dtype(code: int, bits: int, lanes: int) -> np.dtype:
         raise BufferError(f"DLPack dtype {name}x{lanes} is a vector type; cuplug reads lanes=1")
     if kind is None or bits % 8:
         raise BufferError(f"DLPack dtype {name} has no NumPy equivalent")
+    if (kind == "f" and bits > 64) or (kind == "c" and bits > 128):
+        # NumPy's float128 / complex256 are the x87 80-bit long double (padded), not IEEE
+        # binary128: reading one as the other gives garbage.
+        raise BufferError(
+            f"DLPack dtype {name} is IEEE binary128; NumPy has no such type (its float128 is "
+            "the x87 long double)"
+        )
     try:
         dtype = np.dtype(f"{kind}{bits // 8}") if kind != "b" else np.dtype(np.bool_)
     except TypeError:
@@ -276,22 +291,6 @@ class ArrayInterop:
 # {{{ import
 
 
-def _wrap(shape, dtype, ptr, byte_strides, owner):
-    from .core import GPUArray  # late: core mixes in ArrayInterop from this module
-
-    return GPUArray(
-        tuple(shape), dtype, gpudata=ptr if ptr else None, strides=tuple(byte_strides), base=owner
-    )
-
-
-def _c_strides(shape, itemsize) -> tuple[int, ...]:
-    strides, step = [], itemsize
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= max(int(extent), 1)
-    return tuple(reversed(strides))
-
-
 def _finish(view, readonly, copy, what):
     """Applies the copy rule: copy=True always copies; read-only memory (which a GPUArray
     cannot protect) is copied for copy=None and refused for copy=False."""
@@ -363,6 +362,14 @@ def from_dlpack(x, *, device=None, copy=None, stream=None):
 
 def _from_capsule(capsule, copy, what):
     tensor = _dl.Imported(capsule)  # owns the tensor now; its end calls the producer's deleter
+    try:
+        return _import_tensor(tensor, copy, what)
+    except BaseException:
+        tensor.release()  # now, not when the traceback holding this frame goes
+        raise
+
+
+def _import_tensor(tensor, copy, what):
     device_type, _device_id = tensor.device
     if device_type not in _CUDA_READABLE:
         name = _DEVICE_NAMES.get(device_type, f"device type {device_type}")
@@ -374,8 +381,9 @@ def _from_capsule(capsule, copy, what):
     else:
         byte_strides = tuple(s * dtype.itemsize for s in tensor.strides)
     readonly = bool(tensor.flags & _dl.FLAG_READ_ONLY)
-    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    view = _wrap(shape, dtype, tensor.ptr if size else 0, byte_strides, tensor)
+    view = wrap_foreign(
+        shape, dtype, tensor.ptr if math.prod(shape) else 0, byte_strides, tensor, what
+    )
     return _finish(view, readonly, copy, what)
 
 
@@ -397,34 +405,13 @@ def _cai_sync() -> bool:
 def from_cuda_array_interface(obj, *, copy=None, stream=None):
     """A GPUArray over obj's ``__cuda_array_interface__`` (versions 0-3), keeping obj alive;
     ordered after the producer's ``stream`` on ``stream`` (None: the legacy default)."""
-    cai = obj.__cuda_array_interface__
-    what = type(obj).__name__
-    try:
-        shape = tuple(int(n) for n in cai["shape"])
-        ptr, readonly = cai["data"]
-        typestr = cai["typestr"]
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"{what}.__cuda_array_interface__ is malformed ({e!r}): {cai!r}") from None
-    if cai.get("mask") is not None:
-        raise BufferError(f"{what} has a mask; masked CUDA arrays are not supported")
-    descr = cai.get("descr")
-    dtype = np.dtype(descr if descr and len(descr) > 1 else typestr)
-    if not dtype.isnative:
-        raise BufferError(f"{what} has dtype {dtype.str}, not in the native byte order")
-    strides = cai.get("strides")
-    byte_strides = (
-        tuple(int(s) for s in strides) if strides is not None else _c_strides(shape, dtype.itemsize)
+    what = f"{type(obj).__name__}.__cuda_array_interface__"
+    shape, dtype, ptr, readonly, byte_strides, producer = parse_cai(
+        obj.__cuda_array_interface__, what
     )
-    producer = cai.get("stream") if cai.get("version", 0) >= 3 else None
-    if producer == 0:
-        raise ValueError(
-            f"{what}.__cuda_array_interface__ gives stream 0, which the protocol "
-            "forbids (1 is the legacy default stream)"
-        )
+    view = wrap_foreign(shape, dtype, ptr if math.prod(shape) else 0, byte_strides, obj, what)
     if producer is not None and _cai_sync():
-        _dl.stream_wait(int(producer), stream)
-    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    view = _wrap(shape, dtype, int(ptr or 0) if size else 0, byte_strides, obj)
+        _dl.stream_wait(producer, stream)
     return _finish(view, bool(readonly), copy, what)
 
 

@@ -54,6 +54,14 @@ def _host_like(ary, shape, strides):
     return np.ascontiguousarray(ary.transpose(perm)), perm
 
 
+def _raw_bytes(host):
+    """A C-contiguous host array as a buffer the copy functions take: datetime64 and
+    timedelta64 arrays export no buffer, so they travel as their bytes (the same memory)."""
+    if host.dtype.kind in "mM":
+        return host.reshape(-1).view(np.uint8)
+    return host
+
+
 def _to_stream_kw(stream, kwargs, routine):
     if kwargs:
         if set(kwargs) - {"async"}:
@@ -118,9 +126,9 @@ class TransferMixin:
         if is_dense(self.shape, self.strides, self.itemsize):
             host, _ = _host_like(ary, self.shape, self.strides)
             if async_:
-                _core.memcpy_htod_async(self.ptr, host, stream)
+                _core.memcpy_htod_async(self.ptr, _raw_bytes(host), stream)
             else:
-                _core.memcpy_htod(self.ptr, host)
+                _core.memcpy_htod(self.ptr, _raw_bytes(host))
             return
         tmp = _temporary(self)
         tmp.set(ary, async_=async_, stream=stream)
@@ -166,9 +174,9 @@ class TransferMixin:
 
         def fill(host):
             if async_:
-                _core.memcpy_dtoh_async(host, src.ptr, stream)
+                _core.memcpy_dtoh_async(_raw_bytes(host), src.ptr, stream)
             else:
-                _core.memcpy_dtoh(host, src.ptr)
+                _core.memcpy_dtoh(_raw_bytes(host), src.ptr)
 
         if ary is None:
             if pagelocked:

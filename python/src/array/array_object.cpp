@@ -1,6 +1,8 @@
-// ArrayBase: GPUArray's C layout, PyCUDA's constructor, its read-only attributes and views.
+// ArrayBase: GPUArray's C layout, PyCUDA's constructor and views (the attributes are in
+// array_attributes.cpp).
 #include "array/array_object.hpp"
 
+#include "array/array_extent.hpp"
 #include "array/array_memory.hpp"
 #include "array/array_ops.hpp"
 #include "array/type_codes.hpp"
@@ -16,10 +18,9 @@ namespace {
 PyTypeObject *the_type = nullptr;
 PyTypeObject *result_type = nullptr;
 
-void compute_flags(array_object *a) noexcept {
-  a->size = 1;
-  for (int k = 0; k < a->ndim; ++k)
-    a->size *= a->shape[k];
+// Throws ValueError for a shape whose element or byte count does not fit (array_extent.hpp).
+void compute_flags(array_object *a) {
+  a->size = checked_size(a->ndim, a->shape, a->itemsize);
   // NumPy's rules: extents of 1 do not matter, empty arrays are contiguous both ways.
   bool c = true, f = true;
   if (a->size != 0) {
@@ -161,6 +162,17 @@ std::vector<Py_ssize_t> parse_strides(py::handle strides, std::size_t ndim) {
   return out;
 }
 
+// The element size of a dtype an array can hold: ValueError for 0-byte elements ('S0', 'V0',
+// an empty record), which no allocation or copy can address.
+Py_ssize_t checked_itemsize(const py::object &dt) {
+  const Py_ssize_t itemsize = dt.attr("itemsize").cast<Py_ssize_t>();
+  if (itemsize <= 0)
+    throw py::value_error("GPUArray: dtype " + py::repr(dt).cast<std::string>() +
+                          " has elements of 0 bytes, which device memory cannot hold (give a "
+                          "string or void type a length, e.g. 'S1')");
+  return itemsize;
+}
+
 py::object to_dtype(py::handle dtype) {
   static PyObject *dtype_class =
       py::object(py::module_::import("numpy").attr("dtype")).release().ptr();
@@ -172,6 +184,26 @@ py::object to_dtype(py::handle dtype) {
 
 // ---- the constructor ----------------------------------------------------------------------------
 
+// Back to the state tp_new made: no dtype (not initialised), no shape, no memory.
+void reset(array_object *a) noexcept {
+  Py_CLEAR(a->dtype);
+  Py_CLEAR(a->gpudata);
+  Py_CLEAR(a->base);
+  Py_CLEAR(a->allocator);
+  Py_CLEAR(a->shape_tuple);
+  a->memory.reset();
+  if (a->shape != a->dims_)
+    PyMem_Free(a->shape);
+  a->shape = a->dims_;
+  a->strides = a->dims_ + inline_dims;
+  a->ndim = 0;
+  a->size = 0;
+  a->itemsize = 0;
+  a->code = t_other;
+  a->ptr = 0;
+  a->ctx = nullptr;
+}
+
 int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
   static const char *kwlist[] = {"shape",   "dtype",   "allocator", "base",
                                  "gpudata", "strides", "order",     nullptr};
@@ -182,11 +214,32 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     return -1;
   try {
     array_object *a = as_array(self);
-    if (a->dtype != nullptr)
-      throw py::type_error("GPUArray.__init__ called twice");
+    if (a->dtype != nullptr) {
+      PyErr_SetString(PyExc_TypeError, "GPUArray.__init__ called twice");
+      return -1; // the first initialisation stays as it was
+    }
     std::vector<Py_ssize_t> dims = parse_shape(shape);
     py::object dt = to_dtype(dtype);
-    const Py_ssize_t itemsize = dt.attr("itemsize").cast<Py_ssize_t>();
+    // NumPy's rule for a subarray dtype (base, inner shape): elements of `base`, with the inner
+    // shape appended to the array's (dense, after any strides given for the outer axes).
+    // Only dtypes without a type code can be one (the numeric types are looked up once).
+    std::vector<Py_ssize_t> inner;
+    int code = code_of_dtype(dt);
+    if (code == t_other) {
+      py::object sub = dt.attr("subdtype");
+      if (!sub.is_none()) {
+        inner = parse_shape(py::reinterpret_borrow<py::tuple>(sub)[1]);
+        dt = to_dtype(py::reinterpret_borrow<py::tuple>(sub)[0]);
+        code = code_of_dtype(dt);
+      }
+    }
+    const Py_ssize_t itemsize = checked_itemsize(dt);
+    const std::size_t outer = dims.size();
+    dims.insert(dims.end(), inner.begin(), inner.end());
+    if (dims.size() > static_cast<std::size_t>(max_dims))
+      throw py::value_error("GPUArray: at most " + std::to_string(max_dims) +
+                            " dimensions are supported, got " + std::to_string(dims.size()));
+    checked_size(static_cast<int>(dims.size()), dims.data(), itemsize); // before any product
     bool fortran = false;
     if (order != nullptr && order != Py_None) {
       std::string o = py::str(order);
@@ -196,10 +249,14 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         throw py::value_error("GPUArray: order must be 'C' or 'F', got '" + o + "'");
     }
     std::vector<Py_ssize_t> st(dims.size());
-    if (strides != Py_None)
-      st = parse_strides(strides, dims.size());
-    else
+    if (strides != Py_None) {
+      st = parse_strides(strides, outer);
+      st.resize(dims.size());
+      dense_strides(static_cast<int>(inner.size()), inner.data(), itemsize, false,
+                    st.data() + outer);
+    } else {
       dense_strides(static_cast<int>(dims.size()), dims.data(), itemsize, fortran, st.data());
+    }
     // Fill in place (tp_new made an empty object).
     const int ndim = static_cast<int>(dims.size());
     if (ndim > inline_dims) {
@@ -212,7 +269,7 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     std::copy(dims.begin(), dims.end(), a->shape);
     std::copy(st.begin(), st.end(), a->strides);
     a->itemsize = itemsize;
-    a->code = code_of_dtype(dt);
+    a->code = code;
     a->dtype = dt.release().ptr();
     compute_flags(a);
     if (allocator != Py_None) {
@@ -222,6 +279,10 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (gpudata != Py_None) {
       attach_gpudata(a, gpudata, base);
     } else {
+      // Its own allocation holds size * itemsize bytes: given strides must stay inside.
+      if (strides != Py_None)
+        check_within(a, 0, static_cast<std::size_t>(a->size) * a->itemsize,
+                     "the array's own allocation of size * itemsize bytes");
       if (base != Py_None) {
         Py_INCREF(base);
         a->base = base;
@@ -233,138 +294,29 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     return 0;
   } catch (...) {
+    // A refused __init__ leaves the object as __new__ made it (it reads as not initialised),
+    // never half-made with a shape but no memory.
+    reset(as_array(self));
     py::detail::try_translate_exceptions();
     return -1;
   }
 }
 
-// ---- attributes ---------------------------------------------------------------------------------
-
-PyObject *tuple_of(const Py_ssize_t *v, int n) {
-  PyObject *t = PyTuple_New(n);
-  if (t == nullptr)
-    return nullptr;
-  for (int k = 0; k < n; ++k) {
-    PyObject *item = PyLong_FromSsize_t(v[k]);
-    if (item == nullptr) {
-      Py_DECREF(t);
-      return nullptr;
-    }
-    PyTuple_SET_ITEM(t, k, item);
+// A view stays inside its parent's allocation when the parent has one (the bytes it may
+// address), else inside the bytes the parent itself reaches (memory of unknown size).
+void check_view(const array_object *view, const array_object *parent) {
+  if (view->size == 0)
+    return;
+  if (parent->memory && !parent->memory->freed()) {
+    check_within(view, parent->memory->ptr(), parent->memory->size(), "the viewed allocation");
+    return;
   }
-  return t;
+  if (parent->size == 0)
+    throw py::value_error("a view with elements of an empty array");
+  const byte_span s = reach(parent);
+  check_within(view, parent->ptr + static_cast<CUdeviceptr>(s.lo),
+               static_cast<std::size_t>(s.hi - s.lo), "the bytes of the viewed array");
 }
-
-bool ready(array_object *a) {
-  if (a->dtype == nullptr) {
-    PyErr_SetString(PyExc_RuntimeError, "GPUArray was not initialised (__init__ not called)");
-    return false;
-  }
-  return true;
-}
-
-PyObject *get_shape(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  if (a->shape_tuple == nullptr)
-    a->shape_tuple = tuple_of(a->shape, a->ndim);
-  Py_XINCREF(a->shape_tuple);
-  return a->shape_tuple;
-}
-PyObject *get_strides(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  return tuple_of(a->strides, a->ndim);
-}
-PyObject *get_dtype(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  if (!ready(a))
-    return nullptr;
-  Py_INCREF(a->dtype);
-  return a->dtype;
-}
-PyObject *get_size(PyObject *self, void *) { return PyLong_FromSsize_t(as_array(self)->size); }
-PyObject *get_nbytes(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  return PyLong_FromSsize_t(a->size * a->itemsize);
-}
-PyObject *get_itemsize(PyObject *self, void *) {
-  return PyLong_FromSsize_t(as_array(self)->itemsize);
-}
-PyObject *get_ndim(PyObject *self, void *) { return PyLong_FromLong(as_array(self)->ndim); }
-PyObject *get_ptr(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  try {
-    return PyLong_FromUnsignedLongLong(a->size == 0 ? 0 : data_ptr(a));
-  } catch (...) {
-    py::detail::try_translate_exceptions();
-    return nullptr;
-  }
-}
-PyObject *get_gpudata(PyObject *self, void *) {
-  array_object *a = as_array(self);
-  if (a->gpudata == nullptr) {
-    if (a->memory) {
-      // An array over its own allocation shows it; a view shows its address (as PyCUDA).
-      try {
-        if (a->ptr == a->memory->ptr() && a->base == nullptr)
-          a->gpudata = py::cast(a->memory).release().ptr();
-        else
-          return PyLong_FromUnsignedLongLong(a->ptr);
-      } catch (...) {
-        py::detail::try_translate_exceptions();
-        return nullptr;
-      }
-    } else if (a->size != 0) {
-      return PyLong_FromUnsignedLongLong(a->ptr);
-    } else {
-      Py_RETURN_NONE;
-    }
-  }
-  Py_INCREF(a->gpudata);
-  return a->gpudata;
-}
-PyObject *get_object(PyObject *member) {
-  PyObject *v = member != nullptr ? member : Py_None;
-  Py_INCREF(v);
-  return v;
-}
-PyObject *get_base(PyObject *self, void *) { return get_object(as_array(self)->base); }
-PyObject *get_allocator(PyObject *self, void *) { return get_object(as_array(self)->allocator); }
-PyObject *get_c_contiguous(PyObject *self, void *) {
-  return PyBool_FromLong(as_array(self)->c_contiguous);
-}
-PyObject *get_f_contiguous(PyObject *self, void *) {
-  return PyBool_FromLong(as_array(self)->f_contiguous);
-}
-PyObject *get_context_handle(PyObject *self, void *) {
-  return PyLong_FromVoidPtr(as_array(self)->ctx);
-}
-PyObject *get_code(PyObject *self, void *) { return PyLong_FromLong(as_array(self)->code); }
-
-PyGetSetDef getset[] = {
-    {"shape", get_shape, nullptr, "Tuple of dimensions.", nullptr},
-    {"strides", get_strides, nullptr, "Tuple of byte steps per dimension.", nullptr},
-    {"dtype", get_dtype, nullptr, "numpy dtype of the elements.", nullptr},
-    {"size", get_size, nullptr, "Number of elements.", nullptr},
-    {"mem_size", get_size, nullptr, "Number of elements (PyCUDA's name).", nullptr},
-    {"nbytes", get_nbytes, nullptr, "size * itemsize.", nullptr},
-    {"itemsize", get_itemsize, nullptr, "Bytes per element.", nullptr},
-    {"ndim", get_ndim, nullptr, "Number of dimensions.", nullptr},
-    {"ptr", get_ptr, nullptr, "Device address of the first element (0 when empty).", nullptr},
-    {"gpudata", get_gpudata, nullptr,
-     "The memory: a DeviceAllocation (or what was passed as gpudata); for a view, its address "
-     "as an int; None when empty.",
-     nullptr},
-    {"base", get_base, nullptr, "The array (or object) a view keeps alive; None otherwise.",
-     nullptr},
-    {"allocator", get_allocator, nullptr,
-     "The allocator callable given at construction; None means the array allocator backend.",
-     nullptr},
-    {"_c_contiguous", get_c_contiguous, nullptr, nullptr, nullptr},
-    {"_f_contiguous", get_f_contiguous, nullptr, nullptr, nullptr},
-    {"_context_handle", get_context_handle, nullptr, nullptr, nullptr},
-    {"_type_code", get_code, nullptr, nullptr, nullptr},
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 // _view(shape, strides, offset_bytes, dtype=None): a view of self's memory, base = self.
 PyObject *method_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -372,21 +324,31 @@ PyObject *method_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 3 || nargs > 4)
       throw py::type_error("_view(shape, strides, offset, dtype=None)");
     array_object *a = as_array(self);
-    if (!ready(a))
-      return nullptr;
+    require_ready(a);
     std::vector<Py_ssize_t> dims = parse_shape(args[0]);
     std::vector<Py_ssize_t> st = parse_strides(args[1], dims.size());
     const Py_ssize_t offset = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
     if (offset == -1 && PyErr_Occurred())
       raise_already_set();
-    py::object dt = (nargs == 4 && args[3] != Py_None)
-                        ? to_dtype(args[3])
-                        : py::reinterpret_borrow<py::object>(a->dtype);
-    const Py_ssize_t itemsize = dt.attr("itemsize").cast<Py_ssize_t>();
+    // The parent's dtype was checked when it was made; a new one is checked here.
+    py::object dt = py::reinterpret_borrow<py::object>(a->dtype);
+    int code = a->code;
+    Py_ssize_t itemsize = a->itemsize;
+    if (nargs == 4 && args[3] != Py_None) {
+      dt = to_dtype(args[3]);
+      code = code_of_dtype(dt);
+      if (code == t_other && !dt.attr("subdtype").is_none())
+        throw py::value_error("GPUArray: a view cannot take the subarray dtype " +
+                              py::repr(dt).cast<std::string>() +
+                              "; view as its base dtype and reshape instead");
+      itemsize = checked_itemsize(dt);
+    }
     py::object v = new_array(Py_TYPE(self), static_cast<int>(dims.size()), dims.data(), st.data(),
-                             dt, code_of_dtype(dt), itemsize);
+                             dt, code, itemsize);
     array_object *va = as_array(v.ptr());
-    attach_view(va, a, va->size == 0 ? 0 : a->ptr + offset);
+    va->ptr = va->size == 0 ? 0 : a->ptr + static_cast<CUdeviceptr>(offset);
+    check_view(va, a);
+    attach_view(va, a, va->ptr);
     return v.release().ptr();
   } catch (...) {
     py::detail::try_translate_exceptions();
@@ -499,11 +461,23 @@ void attach_view(array_object *a, array_object *parent, CUdeviceptr ptr) {
 
 void attach_gpudata(array_object *a, py::handle gpudata, py::handle base) {
   if (device_allocation *alloc = as_device_allocation(gpudata)) {
-    a->memory = gpudata.cast<device_allocation_ptr>();
+    const CUdeviceptr before = a->ptr;
     a->ptr = alloc->ptr();
+    try {
+      check_within(a, a->ptr, alloc->size(), "the given gpudata allocation");
+    } catch (...) {
+      a->ptr = before; // a refusal leaves `a` as it was
+      throw;
+    }
+    a->memory = gpudata.cast<device_allocation_ptr>();
     a->ctx = alloc->get_context() ? alloc->get_context()->handle() : nullptr;
   } else {
-    a->ptr = to_devptr(gpudata);
+    const CUdeviceptr ptr = to_devptr(gpudata);
+    if (ptr == 0 && a->size != 0)
+      throw py::value_error("GPUArray: gpudata (or the allocator's result) is a null pointer for "
+                            "an array of " +
+                            std::to_string(a->size) + " elements");
+    a->ptr = ptr;
     a->ctx = current_context_handle();
   }
   Py_INCREF(gpudata.ptr());
@@ -535,7 +509,7 @@ void init_array_object(py::module_ &m) {
   type.tp_dealloc = &tp_dealloc;
   type.tp_traverse = &tp_traverse;
   type.tp_clear = &tp_clear;
-  type.tp_getset = getset;
+  type.tp_getset = array_getset();
   type.tp_methods = methods;
   type.tp_dictoffset = offsetof(array_object, dict);
   type.tp_weaklistoffset = offsetof(array_object, weakrefs);

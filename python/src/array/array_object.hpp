@@ -9,6 +9,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <stdexcept>
 #include <vector>
 
 namespace cuplug::python::array {
@@ -44,6 +45,18 @@ struct array_object {
   Py_ssize_t dims_[2 * inline_dims];
 };
 
+// An object made by GPUArray.__new__ whose __init__ never ran (or failed) has no dtype; every
+// attribute, method and operator refuses it with this RuntimeError instead of reading it.
+inline constexpr const char *not_initialised_message =
+    "GPUArray was not initialised (__init__ not called)";
+inline void require_ready(const array_object *a) {
+  if (a->dtype == nullptr)
+    throw std::runtime_error(not_initialised_message);
+}
+
+// ArrayBase's attributes (array_attributes.cpp), for its type object.
+PyGetSetDef *array_getset() noexcept;
+
 // ArrayBase, set by init_array_object().
 PyTypeObject *array_type() noexcept;
 // The class results are made as when no operand says otherwise (cuplug.gpuarray.GPUArray once
@@ -72,7 +85,9 @@ void allocate_memory(array_object *a, py::handle allocator, CUstream stream,
                      py::handle stream_owner);
 
 // Points `a` at memory owned by someone else: `base` (a view's parent) or `gpudata` (a pointer
-// object). ctx is taken from the parent / allocation, else the current context.
+// object). ctx is taken from the parent / allocation, else the current context. attach_gpudata
+// refuses (ValueError) a null pointer for a non-empty array, and a layout reaching outside a
+// DeviceAllocation it is given; a refusal changes nothing in `a`.
 void attach_view(array_object *a, array_object *parent, CUdeviceptr ptr);
 void attach_gpudata(array_object *a, py::handle gpudata, py::handle base);
 

@@ -320,8 +320,11 @@ PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, Py
                            ": operands must be GPUArrays or scalars, got " +
                            type_name(py::handle(operands[k])));
     }
-    if (cls[k].kind == k_array && first_array == nullptr)
-      first_array = operands[k];
+    if (cls[k].kind == k_array) {
+      require_ready(as_array(operands[k])); // its dtype and shape are read below
+      if (first_array == nullptr)
+        first_array = operands[k];
+    }
     weak = weak || cls[k].kind >= k_bool;
   }
   array_object *out = nullptr;
@@ -330,6 +333,7 @@ PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, Py
       throw py::type_error(py::str(name).cast<std::string>() + ": out must be a GPUArray, got " +
                            type_name(py::handle(out_obj)));
     out = as_array(out_obj);
+    require_ready(out);
   }
   dispatch_state &st = state();
   if (weak && st.legacy_promotion)
@@ -530,6 +534,10 @@ PyObject *nb_absolute(PyObject *a) { return unary(names().absolute, a); }
 PyObject *nb_invert(PyObject *a) { return unary(names().invert, a); }
 PyObject *nb_positive(PyObject *a) {
   // PyCUDA: +x is x itself.
+  if (is_array(a) && as_array(a)->dtype == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, not_initialised_message);
+    return nullptr;
+  }
   Py_INCREF(a);
   return a;
 }

@@ -139,12 +139,14 @@ public:
       throw py::value_error("not a DLPack capsule: its name is '" + std::string(name) +
                             "', expected 'dltensor_versioned' or 'dltensor'");
     }
-    if (tensor_->ndim < 0)
-      throw py::buffer_error("DLPack tensor with ndim " + std::to_string(tensor_->ndim));
-    for (std::int32_t i = 0; i < tensor_->ndim; ++i)
-      if (tensor_->shape[i] < 0)
-        throw py::buffer_error("DLPack tensor with a negative extent " +
-                               std::to_string(tensor_->shape[i]));
+    // The capsule is ours now (renamed): a refusal hands the tensor back to its producer
+    // through the deleter, as the spec asks of a consumer that owns it, so nothing leaks.
+    try {
+      validate(*tensor_);
+    } catch (...) {
+      release();
+      throw;
+    }
   }
   ~imported() { release(); }
   imported(const imported &) = delete;
@@ -195,6 +197,25 @@ public:
   bool alive() const { return tensor_ != nullptr; }
 
 private:
+  // What this importer reads of the tensor must be there and must not wrap: ndim in [0, 64]
+  // with shape (and strides, when given) arrays for it, extents >= 0, data + byte_offset.
+  static void validate(const DLTensor &t) {
+    if (t.ndim < 0 || t.ndim > 64)
+      throw py::buffer_error("DLPack tensor with ndim " + std::to_string(t.ndim) +
+                             " (cuplug reads 0 to 64)");
+    if (t.ndim > 0 && t.shape == nullptr)
+      throw py::buffer_error("DLPack tensor with ndim " + std::to_string(t.ndim) +
+                             " but no shape array (shape is NULL)");
+    for (std::int32_t i = 0; i < t.ndim; ++i)
+      if (t.shape[i] < 0)
+        throw py::buffer_error("DLPack tensor with a negative extent " +
+                               std::to_string(t.shape[i]));
+    std::uintptr_t end = 0;
+    if (__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(t.data), t.byte_offset, &end))
+      throw py::buffer_error("DLPack tensor whose data pointer plus byte_offset " +
+                             std::to_string(t.byte_offset) + " wraps around the address space");
+  }
+
   // Renaming is the protocol's "consumed" mark: the capsule's destructor then leaves it alone.
   static void take(const py::capsule &capsule, const char *used) {
     if (PyCapsule_SetName(capsule.ptr(), used) != 0)
@@ -225,6 +246,28 @@ py::tuple pointer_device(std::uintptr_t ptr) {
   CUPLUG_CALL(cuPointerGetAttribute, &managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
               static_cast<CUdeviceptr>(ptr));
   return py::make_tuple(ordinal, managed != 0);
+}
+
+// (start, size) of the allocation the driver knows `ptr` to lie in; BufferError naming `what`
+// for an address the driver does not know (a made-up or freed pointer, which would fault at
+// use and poison the context).
+py::tuple pointer_range(std::uintptr_t ptr, const std::string &what) {
+  CUdeviceptr start = 0;
+  std::size_t size = 0;
+  auto get = [&](void *out, CUpointer_attribute attribute) {
+    return ::cuplug::detail::entry(driver().cuPointerGetAttribute, "cuPointerGetAttribute")(
+        out, attribute, static_cast<CUdeviceptr>(ptr));
+  };
+  CUresult r =
+      ptr == 0 ? CUDA_ERROR_INVALID_VALUE : get(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
+  if (r == CUDA_SUCCESS)
+    r = get(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE);
+  if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_FOUND)
+    throw py::buffer_error(what + ": the CUDA driver knows no memory at address " +
+                           std::to_string(ptr) +
+                           " (a made-up, freed or null pointer); refusing to read or write it");
+  check(r, "cuPointerGetAttribute");
+  return py::make_tuple(static_cast<std::uintptr_t>(start), size);
 }
 
 } // namespace
@@ -303,6 +346,9 @@ void init_dlpack(py::module_ &m) {
       "stream_handle",
       [](py::handle stream) { return reinterpret_cast<std::uintptr_t>(to_stream(stream)); },
       py::arg("stream"), "The CUstream of anything to_stream takes, as an int (None: 0).");
+  d.def("pointer_range", &pointer_range, py::arg("ptr"), py::arg("what"),
+        "(start, size) of the allocation the driver knows ptr to lie in (pointer attributes "
+        "RANGE_START_ADDR / RANGE_SIZE); BufferError naming `what` for an unknown address.");
   d.def("pointer_device", &pointer_device, py::arg("ptr"),
         "(device ordinal, is managed) of device memory at ptr; for 0, the current context's "
         "device.");
