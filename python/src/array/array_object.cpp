@@ -361,8 +361,7 @@ PyObject *method_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 PyObject *method_set_gpudata(PyObject *self, PyObject *gpudata) {
   try {
     array_object *a = as_array(self);
-    if (!ready(a))
-      return nullptr;
+    require_ready(a);
     if (gpudata == Py_None) {
       if (a->size != 0)
         throw py::value_error("gpudata=None is only for an empty array; this one has " +
@@ -374,10 +373,22 @@ PyObject *method_set_gpudata(PyObject *self, PyObject *gpudata) {
     }
     const CUdeviceptr ptr = to_devptr(gpudata); // TypeError before anything changes
     (void)ptr;
+    // The old memory goes only once the new one is accepted: a refusal (too small for the
+    // layout, a null pointer) leaves the array on the memory it had.
     PyObject *old = a->gpudata;
+    device_allocation_ptr old_memory = std::move(a->memory);
+    const CUdeviceptr old_ptr = a->ptr;
+    const CUcontext old_ctx = a->ctx;
     a->gpudata = nullptr;
-    a->memory.reset();
-    attach_gpudata(a, gpudata, py::none());
+    try {
+      attach_gpudata(a, gpudata, py::none());
+    } catch (...) {
+      a->gpudata = old;
+      a->memory = std::move(old_memory);
+      a->ptr = old_ptr;
+      a->ctx = old_ctx;
+      throw;
+    }
     Py_XDECREF(old);
     Py_RETURN_NONE;
   } catch (...) {

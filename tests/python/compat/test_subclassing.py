@@ -175,6 +175,13 @@ def test_setting_gpudata_moves_the_array_onto_that_memory(ctx):
     with pytest.raises(TypeError, match="device pointer"):
         a.gpudata = "nowhere"
     assert a.ptr == int(other) + 16  # a refused value changes nothing
+    small = drv.mem_alloc(16)  # an allocation too small for 8 float32
+    with pytest.raises(ValueError, match="strides is incompatible|too small|outside"):
+        a.gpudata = small
+    assert a.ptr == int(other) + 16 and a.gpudata == int(other) + 16  # still on its memory
+    a.set(np.full(8, 5, np.float32))
+    drv.memcpy_dtoh(host, int(other))
+    assert (host[4:12] == 5).all()
 
 
 def test_results_of_operations_are_made_by_the_subclasss_new_like_me(ctx):
