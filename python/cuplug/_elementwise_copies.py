@@ -31,9 +31,7 @@ __all__ = [
 
 
 def _kernel(arguments, operation, name, preamble=""):
-    if preamble:
-        return get_elwise_kernel(arguments, operation, name, preamble=preamble)
-    return get_elwise_kernel(arguments, operation, name)
+    return get_elwise_kernel(arguments, operation, name, preamble=preamble)
 
 
 def _ct(dtype):

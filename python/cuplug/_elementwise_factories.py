@@ -151,6 +151,13 @@ def get_linear_combination_kernel(summand_descriptors, dtype_z):
     return func, texrefs
 
 
+def _operand(dtype, name, is_array):
+    """(declaration, value at ``i``) of an operand that is a vector or a host scalar."""
+    if is_array:
+        return f"{_ct(dtype)} *{name}", f"{name}[i]"
+    return f"{_ct(dtype)} {name}", name
+
+
 def _binary(dtype_x, dtype_y, dtype_z, x_is_scalar, y_is_scalar):
     x = "x[0]" if x_is_scalar else "x[i]"
     y = "y[0]" if y_is_scalar else "y[i]"
@@ -172,13 +179,12 @@ def get_axpbyz_kernel(dtype_x, dtype_y, dtype_z, x_is_scalar=False, y_is_scalar=
     x_is_scalar, y_is_scalar : bool
         That operand is a one-element GPUArray (read at [0]).
     """
+    _, x, y = _binary(dtype_x, dtype_y, dtype_z, x_is_scalar, y_is_scalar)
     x_t, y_t = _real_ctype(dtype_z, dtype_x), _real_ctype(dtype_z, dtype_y)
-    x = "x[0]" if x_is_scalar else "x[i]"
-    y = "y[0]" if y_is_scalar else "y[i]"
     return _kernel(
         f"{_ct(dtype_x)} a, {_ct(dtype_x)} *x, {_ct(dtype_y)} b, {_ct(dtype_y)} *y, "
         f"{_ct(dtype_z)} *z",
-        f"z[i] = ({x_t}) a*(({x_t}) {x}) + (({y_t}) b)*(({y_t}) {y})",
+        f"z[i] = ({x_t}) a*({x}) + (({y_t}) b)*({y})",
         "axpbyz",
     )
 
@@ -241,11 +247,7 @@ def get_binary_func_kernel(func, dtype_x, dtype_y, dtype_z):
     dtype_x, dtype_y, dtype_z : numpy.dtype
         The operands' and the result's dtypes.
     """
-    return _kernel(
-        f"{_ct(dtype_x)} *x, {_ct(dtype_y)} *y, {_ct(dtype_z)} *z",
-        f"z[i] = {func}(x[i], y[i])",
-        func + "_kernel",
-    )
+    return _binary_func(func, dtype_x, dtype_y, dtype_z, y_is_array=True)
 
 
 @context_dependent_memoize
@@ -259,9 +261,14 @@ def get_binary_func_scalar_kernel(func, dtype_x, dtype_y, dtype_z):
     dtype_x, dtype_y, dtype_z : numpy.dtype
         The operands' and the result's dtypes.
     """
+    return _binary_func(func, dtype_x, dtype_y, dtype_z, y_is_array=False)
+
+
+def _binary_func(func, dtype_x, dtype_y, dtype_z, y_is_array):
+    y_decl, y = _operand(dtype_y, "y", y_is_array)
     return _kernel(
-        f"{_ct(dtype_x)} *x, {_ct(dtype_y)} y, {_ct(dtype_z)} *z",
-        f"z[i] = {func}(x[i], y)",
+        f"{_ct(dtype_x)} *x, {y_decl}, {_ct(dtype_z)} *z",
+        f"z[i] = {func}(x[i], {y})",
         func + "_kernel",
     )
 
@@ -302,11 +309,11 @@ def get_pow_array_kernel(dtype_x, dtype_y, dtype_z, is_base_array, is_exp_array)
     func = "powf" if np.dtype(dtype_z) == np.float32 else "pow"
     if not (is_base_array or is_exp_array):
         raise ValueError("get_pow_array_kernel: the base or the exponent must be an array")
-    x = f"{_ct(dtype_x)} {'*' if is_base_array else ''}x"
-    y = f"{_ct(dtype_y)} {'*' if is_exp_array else ''}y"
-    xi = "x[i]" if is_base_array else "x"
-    yi = "y[i]" if is_exp_array else "y"
-    return _kernel(f"{x}, {y}, {_ct(dtype_z)} *z", f"z[i] = {func}({xi},{yi})", "pow_method")
+    x_decl, x = _operand(dtype_x, "x", is_base_array)
+    y_decl, y = _operand(dtype_y, "y", is_exp_array)
+    return _kernel(
+        f"{x_decl}, {y_decl}, {_ct(dtype_z)} *z", f"z[i] = {func}({x},{y})", "pow_method"
+    )
 
 
 @context_dependent_memoize

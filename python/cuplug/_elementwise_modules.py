@@ -33,6 +33,17 @@ def _module_source(arguments, operation, name, preamble, loop_prep, after_loop, 
     return _cg.generate(args, operation, name, layout, preamble, loop_prep, after_loop)
 
 
+def _compile_module(
+    arguments, operation, name, keep, options, use_range, preamble="", loop_prep="", after_loop=""
+):
+    """What every generator below does once it has checked the name: the flat kernel from
+    parsed ``arguments``, compiled."""
+    source, _ = _module_source(
+        arguments, operation, name, preamble, loop_prep, after_loop, use_range
+    )
+    return _source_module(source, keep, options)
+
+
 def _source_module(source, keep, options):
     from cuplug.compiler import SourceModule
 
@@ -78,10 +89,10 @@ def get_elwise_module(
         The compiled module.
     """
     _check_name(name)
-    source, _ = _module_source(
-        _without_pycuda_n(arguments), operation, name, preamble, loop_prep, after_loop, False
+    arguments = _without_pycuda_n(arguments)
+    return _compile_module(
+        arguments, operation, name, keep, options, False, preamble, loop_prep, after_loop
     )
-    return _source_module(source, keep, options)
 
 
 def _without_pycuda_n(arguments):
@@ -146,10 +157,10 @@ def get_elwise_range_module(
         The compiled module.
     """
     _check_name(name)
-    source, _ = _module_source(
-        parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, True
+    arguments = parse_arguments(arguments)
+    return _compile_module(
+        arguments, operation, name, keep, options, True, preamble, loop_prep, after_loop
     )
-    return _source_module(source, keep, options)
 
 
 def _launch_arguments(arguments, use_range):
@@ -194,16 +205,7 @@ def get_elwise_kernel_and_types(
     _check_kwargs(kwargs, "get_elwise_kernel_and_types")
     _check_name(name)
     arguments = parse_arguments(arguments)
-    source, _ = _module_source(
-        arguments,
-        operation,
-        name,
-        kwargs.get("preamble", ""),
-        kwargs.get("loop_prep", ""),
-        kwargs.get("after_loop", ""),
-        use_range,
-    )
-    mod = _source_module(source, keep, options)
+    mod = _compile_module(arguments, operation, name, keep, options, use_range, **kwargs)
     func = mod.get_function(name)
     full = _launch_arguments(arguments, use_range)
     func.prepare("".join(a.struct_char for a in full))

@@ -326,6 +326,22 @@ def _no_undefined_behaviour():
         )
 
 
+@pytest.fixture(scope="module")
+def gpu_ctx(driver_mode):
+    """A context for the whole module on a real GPU (kernels load once)."""
+    if driver_mode != "real":
+        pytest.skip("needs a real GPU (kernels that run)")
+    import cuplug.driver as drv
+
+    drv.init()
+    ctx = drv.Device(0).make_context()
+    try:
+        yield ctx
+    finally:
+        drv.Context.pop()
+        ctx.detach()
+
+
 @pytest.fixture
 def ctx(driver_mode):
     """A fresh context (Device(0).make_context()), popped and detached afterwards.

@@ -1,12 +1,10 @@
-"""Fixtures and markers of the array tests: one context per GPU test module, and the `slow`
-marker for the tests over more than 2**32 elements."""
+"""Markers of the array tests: the `slow` marker for the tests over more than 2**32 elements
+(one context per GPU test module is tests/python/conftest.py's gpu_ctx)."""
 
 from __future__ import annotations
 
 import pathlib
 import sys
-
-import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
@@ -15,13 +13,3 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: arrays of more than 2**32 elements (minutes and 10+ GiB on a GPU)"
     )
-
-
-@pytest.fixture(scope="module")
-def gpu_ctx(driver_mode):
-    """A context for the whole module on a real GPU (kernels compile and load once)."""
-    if driver_mode != "real":
-        pytest.skip("needs a real GPU (kernels that run)")
-    from gpu_support import module_context
-
-    yield from module_context()

@@ -1,6 +1,6 @@
-"""Shared helpers of the GPU tests of cuplug.gpuarray: one context per test module, operands of
-every layout made from one host array, values each operation is defined on, and comparison with
-NumPy's results (exact for integers and bools, a few ulps for floating point)."""
+"""Shared helpers of the GPU tests of cuplug.gpuarray: operands of every layout made from one host
+array, values each operation is defined on, and comparison with NumPy's results (exact for
+integers and bools, a few ulps for floating point)."""
 
 from __future__ import annotations
 
@@ -31,19 +31,6 @@ LAYOUTS = [
     "zero_d",
     "empty",
 ]
-
-
-def module_context():
-    """A pytest fixture body: one context for a whole test module (kernels load once)."""
-    import cuplug.driver as drv
-
-    drv.init()
-    ctx = drv.Device(0).make_context()
-    try:
-        yield ctx
-    finally:
-        drv.Context.pop()
-        ctx.detach()
 
 
 def values(dtype, shape, rng, kind="general"):

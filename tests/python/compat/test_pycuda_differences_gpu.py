@@ -13,18 +13,7 @@ from cuplug import gpuarray
 pytestmark = pytest.mark.real_gpu
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    import cuplug.driver as drv
-
-    drv.init()
-    ctx = drv.Device(0).retain_primary_context()
-    ctx.push()
-    yield
-    drv.Context.pop()
-
-
-def test_reshape_in_the_other_order_keeps_numpys_elements(gpu):
+def test_reshape_in_the_other_order_keeps_numpys_elements(gpu_ctx):
     host = np.arange(128, dtype=np.float32).reshape(4, 32)
     a = gpuarray.to_gpu(host)
     f = a.reshape(4, 32, order="F")
@@ -38,7 +27,7 @@ def test_reshape_in_the_other_order_keeps_numpys_elements(gpu):
     np.testing.assert_array_equal(c.get(), host.reshape(2, 64))
 
 
-def test_struct_reduce_as_pycudas_test(gpu):
+def test_struct_reduce_as_pycudas_test(gpu_ctx):
     from cuplug.curandom import rand
 
     a_gpu = rand((20000,), dtype=np.float32)

@@ -17,19 +17,6 @@ N = 1000
 F32 = np.dtype(np.float32)
 
 
-@pytest.fixture(scope="module")
-def gpu(driver_mode):
-    if driver_mode != "real":
-        pytest.skip("needs a real GPU (kernels that run)")
-    drv.init()
-    ctx = drv.Device(0).make_context()
-    try:
-        yield ctx
-    finally:
-        drv.Context.pop()
-        ctx.detach()
-
-
 def _launch(func, *args, n=N):
     grid, block = gpuarray.splay(n)
     func.prepared_call(grid, block, *args, n)
@@ -41,7 +28,7 @@ def _g(a):
 
 
 @pytest.fixture
-def xy(gpu):
+def xy(gpu_ctx):
     rng = np.random.default_rng(24)
     x = rng.uniform(0.5, 2.0, N).astype(np.float32)
     y = rng.uniform(0.5, 2.0, N).astype(np.float32)
@@ -141,7 +128,7 @@ def test_linear_combination_with_gpu_scalars_as_gpu_scalar_mult_does(xy):
     np.testing.assert_allclose(gz.get(), 3 * x, rtol=1e-6)
 
 
-def test_a_32_bit_n_is_refused_and_nothing_is_written(gpu):
+def test_a_32_bit_n_is_refused_and_nothing_is_written(gpu_ctx):
     """A kernel reading a 64-bit n that was passed as 32 bits would take garbage for its upper
     half and write far past z: the declaration is refused before anything is compiled."""
     guard = gpuarray.to_gpu(np.full(4096, 3, np.float32))
@@ -158,7 +145,7 @@ def test_a_32_bit_n_is_refused_and_nothing_is_written(gpu):
     assert (guard.get() == 3).all() and (guard2.get() == 3).all()
 
 
-def test_a_scalar_bound_to_too_little_memory_is_refused(gpu):
+def test_a_scalar_bound_to_too_little_memory_is_refused(gpu_ctx):
     _, (texref,) = elementwise.get_linear_combination_kernel(((True, np.float64, F32),), F32)
     small = _g(np.array([1], np.float32))
     with pytest.raises(ValueError, match="needs 8 bytes"):
@@ -184,7 +171,7 @@ def test_reduction_template_two_stages_give_the_dot_product(xy):
     np.testing.assert_allclose(result.get()[0], np.dot(x.astype(np.float64), y), rtol=1e-5)
 
 
-def test_any_all_in_pycudas_form(gpu):
+def test_any_all_in_pycudas_form(gpu_ctx):
     v = _g(np.array([0, 0, 3, 0], np.int32))
     assert reduction.get_any_kernel(np.int32, np.int32)(v).get() == 1
     assert reduction.get_all_kernel(np.int32, np.int32)(v).get() == 0
@@ -202,6 +189,6 @@ def test_cumath_with_pycudas_positional_stream_and_keywords(xy):
     np.testing.assert_allclose(cumath.sin(array=_g(x)).get(), np.sin(x), rtol=1e-6)
 
 
-def test_profiler_start_stop_on_a_real_driver(gpu):
+def test_profiler_start_stop_on_a_real_driver(gpu_ctx):
     drv.start_profiler()
     drv.stop_profiler()

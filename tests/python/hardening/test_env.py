@@ -4,40 +4,12 @@ value and what it accepts, and the defaults are used."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from hardening_support import ESC, run
 
-from cuplug import _core, _tuning
-
-SELECTION_VARS = (
-    *_core.backends.ENV_VARS.values(),
-    "CUPLUG_PLUGIN_PATH",
-    "CUPLUG_CONFIG",
-    "CUPLUG_ARRAY_TUNE",
-    "CUPLUG_SCAN_TUNE",
-    "CUPLUG_REDUCE_THREADS",
-)
-
-ESC = "\x1b[2J\x07"  # clears a terminal and rings its bell, when printed raw
-
-
-def run(code, tmp_path, **env):
-    full = {k: v for k, v in os.environ.items() if k not in SELECTION_VARS}
-    full.update(HOME=str(tmp_path), CUPLUG_CUDA_DRIVER="/nonexistent/libcuda.so.1")
-    full.update(env)
-    return subprocess.run(
-        [sys.executable, *code],
-        env=full,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
+from cuplug import _tuning
 
 SHOW_TUNING = textwrap.dedent(
     """

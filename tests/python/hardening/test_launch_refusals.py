@@ -6,6 +6,7 @@ clear errors for bad arguments= and CUDA_DEVICE."""
 
 import numpy as np
 import pytest
+from hardening_support import one_ptr_kernel
 
 import cuplug.driver as drv
 from cuplug import gpuarray, tools
@@ -13,19 +14,6 @@ from cuplug.elementwise import ElementwiseKernel
 from cuplug.reduction import ReductionKernel
 
 pytestmark = pytest.mark.gpu
-
-PTX = """
-.version 8.0
-.target sm_90
-.address_size 64
-
-.visible .entry one_ptr(.param .u64 p) { ret; }
-"""
-
-
-@pytest.fixture
-def one_ptr(ctx):
-    return drv.module_from_buffer(PTX).get_function("one_ptr")
 
 
 def _freed_arrays():
@@ -115,7 +103,7 @@ def test_call_refuses_a_device_allocation_of_another_device(two, fake):
     with c0:
         mem = drv.mem_alloc(256)
     with c1:
-        f = drv.module_from_buffer(PTX).get_function("one_ptr")
+        f = one_ptr_kernel()
         fake.clear_launches()
         with pytest.raises(ValueError, match=r"argument '#0' is on device 0 .*device 1"):
             f(mem, block=(1, 1, 1))

@@ -6,20 +6,13 @@ import pickle
 
 import numpy as np
 import pytest
+from hardening_support import one_ptr_kernel
 
 import cuplug.driver as drv
 from cuplug import gpuarray
 from cuplug.elementwise import ElementwiseKernel
 
 pytestmark = pytest.mark.gpu
-
-PTX = """
-.version 8.0
-.target sm_90
-.address_size 64
-
-.visible .entry one_ptr(.param .u64 p) { ret; }
-"""
 
 GONE = "context.*(destroyed|gone)"
 
@@ -94,7 +87,7 @@ USES = [
 @pytest.mark.parametrize("use", USES)
 def test_arrays_of_a_destroyed_context_refuse_every_use(dead, fake, use):
     a, v, mem = dead
-    one_ptr = drv.module_from_buffer(PTX).get_function("one_ptr")
+    one_ptr = one_ptr_kernel()
     double = ElementwiseKernel("float *z, const float *x", "z[i] = 2 * x[i]", "double_it")
     action = _uses(a, v, mem, one_ptr, double)[use]
     fake.clear_launches()
@@ -126,7 +119,7 @@ def test_texture_over_a_freed_gpuarray_or_view_is_refused(ctx):
 
 
 def test_texture_refuses_use_once_its_gpuarray_memory_was_freed(ctx, fake):
-    f = drv.module_from_buffer(PTX).get_function("one_ptr")
+    f = one_ptr_kernel()
     a = aligned(1024)
     for source in (a, a[128:]):
         tex = drv.TextureObject(source)
@@ -146,7 +139,7 @@ def test_texture_refuses_use_once_its_gpuarray_memory_was_freed(ctx, fake):
 
 
 def test_texture_refuses_use_once_its_allocation_was_freed(ctx, fake):
-    f = drv.module_from_buffer(PTX).get_function("one_ptr")
+    f = one_ptr_kernel()
     mem = drv.mem_alloc(1024)
     tex = drv.TextureObject(mem, format=drv.array_format.FLOAT, size_in_bytes=1024)
     mem.free()
@@ -157,7 +150,7 @@ def test_texture_refuses_use_once_its_allocation_was_freed(ctx, fake):
 
 
 def test_texture_and_surface_refuse_use_once_their_array_was_freed(ctx, fake):
-    f = drv.module_from_buffer(PTX).get_function("one_ptr")
+    f = one_ptr_kernel()
     desc = drv.ArrayDescriptor3D(8, 4, 0, drv.array_format.FLOAT, 1, drv.array3d_flags.SURFACE_LDST)
     ary = drv.Array(desc)
     tex, surf = drv.TextureObject(ary), drv.SurfaceObject(ary)
@@ -172,7 +165,7 @@ def test_texture_and_surface_refuse_use_once_their_array_was_freed(ctx, fake):
 
 
 def test_texture_of_a_destroyed_context_is_refused(ctx, fake):
-    f = drv.module_from_buffer(PTX).get_function("one_ptr")
+    f = one_ptr_kernel()
     other = drv.Device(0).make_context()
     tex = drv.TextureObject(aligned())
     drv.Context.pop()

@@ -1,5 +1,5 @@
-"""Fixtures of the rng tests: host-memory generators of both rng backends, a clean backend
-selection, and one context per GPU test module."""
+"""Fixtures of the rng tests: host-memory generators of both rng backends and a clean backend
+selection (the module-wide GPU context, gpu_ctx, is tests/python/conftest.py's)."""
 
 from __future__ import annotations
 
@@ -23,19 +23,3 @@ def clean_selection(monkeypatch):
     cuplug.config.reset()
     yield
     cuplug.config.restore(state)
-
-
-@pytest.fixture(scope="module")
-def gpu_ctx(driver_mode):
-    """A context for the whole module on a real GPU (kernels load once)."""
-    if driver_mode != "real":
-        pytest.skip("needs a real GPU (kernels that run)")
-    import cuplug.driver as drv
-
-    drv.init()
-    ctx = drv.Device(0).make_context()
-    try:
-        yield ctx
-    finally:
-        drv.Context.pop()
-        ctx.detach()
