@@ -61,8 +61,11 @@ public:
   const std::vector<arg_spec> &args() const noexcept { return args_; }
   const std::string &name() const noexcept { return name_; }
   std::size_t cached_layouts() const noexcept { return cache_.size(); }
-  // Forgets the compiled kernels (and the contexts their modules keep alive).
+  // Forgets the compiled kernels (and the contexts their modules keep alive). The map is
+  // emptied before its kernels go: a module holding the last reference to its context destroys
+  // it, and the context-destroy listener (drop_context) then walks this same map.
   void clear() noexcept {
+    auto taken = std::move(cache_);
     cache_.clear();
     last_ = nullptr;
   }

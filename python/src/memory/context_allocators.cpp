@@ -49,9 +49,14 @@ plugin_ptr<allocator> context_allocators::get(const context_ptr &ctx, const void
   return e.alloc;
 }
 
+// The release functions take their entries out of the map before dropping them: an entry may
+// hold the last reference to its context, whose destruction calls release_context() (the
+// context-destroy listeners) on this same map, which must not be in the middle of a loop.
 std::size_t context_allocators::release() noexcept {
+  auto taken = std::move(entries_);
+  entries_.clear();
   std::size_t released = 0;
-  for (auto &[k, e] : entries_) {
+  for (auto &[k, e] : taken) {
     try {
       if (e.alloc && e.ctx && e.ctx->valid())
         released += e.alloc->stats().bytes_held;
@@ -59,30 +64,29 @@ std::size_t context_allocators::release() noexcept {
     }
     drop(e);
   }
-  entries_.clear();
-  return released;
+  return released; // `taken` (and the contexts only it held) goes here
+}
+
+void context_allocators::release_if(const std::function<bool(const key_type &)> &which) noexcept {
+  std::vector<entry> taken;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (which(it->first)) {
+      taken.push_back(std::move(it->second));
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (entry &e : taken)
+    drop(e);
 }
 
 void context_allocators::release(const void *key) noexcept {
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    if (it->first.second == key) {
-      drop(it->second);
-      it = entries_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  release_if([key](const key_type &k) { return k.second == key; });
 }
 
 void context_allocators::release_context(CUcontext handle) noexcept {
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    if (it->first.first == handle) {
-      drop(it->second);
-      it = entries_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  release_if([handle](const key_type &k) { return k.first == handle; });
 }
 
 namespace {

@@ -37,12 +37,14 @@ public:
   std::size_t size() const noexcept { return entries_.size(); }
 
 private:
+  using key_type = std::pair<CUcontext, const void *>;
+  void release_if(const std::function<bool(const key_type &)> &which) noexcept;
   struct entry {
     context_ptr ctx;
     plugin_ptr<allocator> alloc;
   };
   static void drop(entry &e) noexcept;
-  std::map<std::pair<CUcontext, const void *>, entry> entries_;
+  std::map<key_type, entry> entries_;
 };
 
 // The allocator object to use in `ctx` for the selected backend `selected`: `selected` itself in

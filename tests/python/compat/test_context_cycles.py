@@ -8,6 +8,8 @@ fake reports any use of a destroyed object: the autouse _no_undefined_behaviour 
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -172,3 +174,36 @@ def test_peer_access_is_enabled_again_for_a_new_context_at_a_dead_ones_handle(fr
             second.detach()
     finally:
         other.detach()
+
+
+CLEAR_AFTER_POPPED_CONTEXTS = """
+import gc
+import numpy as np
+import cuplug.driver as drv
+from cuplug import gpuarray, tools
+drv.init()
+for _ in range(3):
+    ctx = drv.Device(0).make_context()
+    a = gpuarray.zeros(64, np.float32)  # a pool block: the array pool holds the context
+    b = a + 1  # an elementwise kernel: its module holds the context too
+    del a, b
+    ctx.pop()  # popped, never detached: the caches hold the last references
+    del ctx
+    gc.collect()
+tools.clear_context_caches()
+print("cleared")
+"""
+
+
+def test_clearing_caches_that_hold_the_last_reference_to_their_contexts(tmp_path):
+    # Clearing the array pools and elementwise kernels destroys such a context, whose destroy
+    # listeners walk those same caches: they used to be mid-loop ("double free or corruption",
+    # the process aborted).
+    done = subprocess.run(
+        [sys.executable, "-c", CLEAR_AFTER_POPPED_CONTEXTS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0 and "cleared" in done.stdout, done.stdout + done.stderr
