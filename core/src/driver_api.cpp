@@ -3,6 +3,7 @@
 #include <cuplug/errors.hpp>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +44,18 @@ driver_state &state() {
 void load(driver_state &s) {
   const char *env = std::getenv("CUPLUG_CUDA_DRIVER");
   s.library = (env && *env) ? env : "libcuda.so.1";
+  // dlopen reads a FIFO (or /dev/zero) named there until it ends: forever. A path (a name with
+  // a slash, which dlopen opens as it is) must be a regular file; a missing one is dlopen's to say.
+  struct stat st {};
+  if (env && *env && std::strchr(env, '/') != nullptr && ::stat(env, &st) == 0 &&
+      !S_ISREG(st.st_mode)) {
+    s.problem = "CUPLUG_CUDA_DRIVER=" + s.library + " is not a regular file (" +
+                (S_ISDIR(st.st_mode)    ? "a directory"
+                 : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                        : "a device or socket") +
+                "); set CUPLUG_CUDA_DRIVER to the full path of libcuda.so.1, or unset it";
+    return;
+  }
   // The driver stays loaded for the life of the process (no dlclose): objects freed at exit
   // still call into it.
   void *handle = dlopen(s.library.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -3,6 +3,7 @@
 #include "compile_cache_detail.hpp"
 
 #include <cuplug/compiler_support.hpp>
+#include <cuplug/errors.hpp>
 
 #include <sys/stat.h>
 
@@ -206,6 +207,14 @@ std::string join(const std::string &dir, const std::string &name) {
   return dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
+const char *special_file_kind(mode_t mode) {
+  return S_ISFIFO(mode)   ? "a FIFO (named pipe)"
+         : S_ISCHR(mode)  ? "a character device"
+         : S_ISBLK(mode)  ? "a block device"
+         : S_ISSOCK(mode) ? "a socket"
+                          : "a special file";
+}
+
 class scanner {
 public:
   explicit scanner(const include_search &s) : search_(s) {
@@ -386,7 +395,7 @@ private:
       if (S_ISDIR(st.st_mode))
         continue; // a directory of that name is no header; the search goes on
       if (!c.toolkit)
-        take(c.path, st, d.k != directive::embed);
+        take(c.path, st, d.k != directive::embed, d.k != directive::probe);
       if (!take_all)
         return;
     }
@@ -397,8 +406,18 @@ private:
       out_.absent.push_back(path);
   }
 
-  void take(const std::string &path, const struct stat &st, bool follow) {
+  // `read`: the compiler opens it (an include or embed, not a __has_include probe).
+  void take(const std::string &path, const struct stat &st, bool follow, bool read) {
     if (!S_ISREG(st.st_mode)) {
+      // A FIFO blocks the compiler's read until a writer comes (forever, usually), a device like
+      // /dev/zero never ends: refused before the compiler runs (NVRTC refuses what it can open,
+      // /dev/null too, and its "cannot open" made cuplug fall back to nvcc, which reads on).
+      if (read)
+        throw compile_error("cannot compile: the source includes " + path + ", which is " +
+                                special_file_kind(st.st_mode) +
+                                ", not a regular file; a compiler reading it would wait forever "
+                                "or never reach its end. Include regular files only",
+                            "", "");
       unknown(path + " is not a regular file");
       return;
     }

@@ -60,8 +60,9 @@ void close_fd(int &fd) {
 }
 
 // The child between vfork and exec: only async-signal-safe calls, nothing allocated.
-[[noreturn]] void exec_child(const char *path, char *const argv[], const char *cwd, int devnull,
-                             int out_w, int err_w, int report_w, pid_t parent) {
+[[noreturn]] void exec_child(const char *path, char *const argv[], char *const envp[],
+                             const char *cwd, int devnull, int out_w, int err_w, int report_w,
+                             pid_t parent) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig)
@@ -77,7 +78,7 @@ void close_fd(int &fd) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(path, argv, environ);
+    ::execve(path, argv, envp);
     err = errno;
   }
   ssize_t ignored = ::write(report_w, &err, sizeof(err));
@@ -125,6 +126,22 @@ process_result run_process(const std::vector<std::string> &argv, const std::stri
   for (const auto &a : argv)
     args.push_back(const_cast<char *>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env_text;
+  for (char **e = environ; e && *e; ++e) {
+    const std::string entry(*e);
+    const std::size_t eq = entry.find('=');
+    const std::string name = entry.substr(0, eq == std::string::npos ? 0 : eq + 1);
+    bool replaced = false;
+    for (const auto &o : limits.environment)
+      replaced = replaced || (!name.empty() && o.compare(0, name.size(), name) == 0);
+    if (!replaced)
+      env_text.push_back(entry);
+  }
+  env_text.insert(env_text.end(), limits.environment.begin(), limits.environment.end());
+  std::vector<char *> envp;
+  for (auto &e : env_text)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
 
   int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, report[2] = {-1, -1};
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -146,8 +163,8 @@ process_result run_process(const std::vector<std::string> &argv, const std::stri
   const pid_t parent = ::getpid();
   c.pid = ::vfork();
   if (c.pid == 0)
-    exec_child(argv[0].c_str(), args.data(), cwd.c_str(), devnull, out_pipe[1], err_pipe[1],
-               report[1], parent);
+    exec_child(argv[0].c_str(), args.data(), envp.data(), cwd.c_str(), devnull, out_pipe[1],
+               err_pipe[1], report[1], parent);
   int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   ::close(devnull);

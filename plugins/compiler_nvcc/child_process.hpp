@@ -11,6 +11,8 @@ namespace cuplug::plugins {
 struct run_limits {
   double timeout_s = 0;            // 0: no limit
   std::function<bool()> cancelled; // polled about every 0.1 s while the program runs
+  // "NAME=value" entries the program's environment gets instead of the caller's values.
+  std::vector<std::string> environment;
 };
 
 struct process_result {
@@ -21,12 +23,12 @@ struct process_result {
 };
 
 // Runs argv[0] (an absolute path) in `cwd` with stdin from /dev/null and the caller's
-// environment, collecting stdout and stderr. The child leads a new process group, so whatever it
-// starts (cicc, ptxas, the host compiler) goes with it: the whole group is killed (SIGKILL) when
-// the time limit passes, when `cancelled` says so, when this call is left by an exception, and
-// when this process exits; the child itself also dies with the thread that started it
-// (PR_SET_PDEATHSIG), so even a killed caller leaves no nvcc behind. Throws plugin_error when the
-// program cannot be started (naming it and why).
+// environment (with `limits.environment` over it), collecting stdout and stderr. The child leads a
+// new process group, so whatever it starts (cicc, ptxas, the host compiler) goes with it: the whole
+// group is killed (SIGKILL) when the time limit passes, when `cancelled` says so, when this call is
+// left by an exception, and when this process exits; the child itself also dies with the thread
+// that started it (PR_SET_PDEATHSIG), so even a killed caller leaves no nvcc behind. Throws
+// plugin_error when the program cannot be started (naming it and why).
 process_result run_process(const std::vector<std::string> &argv, const std::string &cwd,
                            const run_limits &limits);
 

@@ -2,6 +2,8 @@
 #include "nvcc_compiler.hpp"
 
 #include "child_process.hpp"
+#include "shell_text.hpp"
+#include "work_folder.hpp"
 
 #include <cuplug/compiler_support.hpp>
 #include <cuplug/errors.hpp>
@@ -382,6 +384,11 @@ compiled_image nvcc_compiler::do_compile(const compile_request &r) {
                          "' (the program asked for) is not an executable file, nor found on PATH");
   }
   check_tmpdir();
+  for (std::size_t i = 0; i < r.options.size(); ++i)
+    refuse_shell_text(r.options[i], "the option",
+                      double_quoted_by_nvcc(r.options[i], i > 0 ? r.options[i - 1] : ""));
+  for (const auto &d : r.include_dirs)
+    refuse_shell_text(d, "the include directory", true);
   const char *ext = to_string(r.target);
   const std::string name = source_file_name(r.source_name);
   const std::string output = fs::path(name).stem().string() + "." + ext;
@@ -389,28 +396,15 @@ compiled_image nvcc_compiler::do_compile(const compile_request &r) {
   // mean what the caller meant; its own files are named by absolute paths in a private dir.
   std::error_code cwd_error;
   const std::string cwd = fs::current_path(cwd_error).string();
-  struct work_dir {
-    std::string path;
-    bool keep = false;
-    ~work_dir() {
-      std::error_code ec;
-      if (!keep && !path.empty())
-        fs::remove_all(path, ec);
-    }
-  } work;
-  work.path = make_work_directory(r.keep_directory, "cuplug-nvcc-");
-  work.keep = r.keep_files || !r.keep_directory.empty();
-  const std::string source_path = work.path + "/" + name;
-  {
-    std::ofstream src(source_path, std::ios::binary);
-    src << r.source;
-    if (!r.name_expressions.empty())
-      src << name_expression_block(r.name_expressions);
-    if (!src)
-      throw plugin_error("cannot write the source to " + source_path);
-  }
-
   const std::vector<std::string> &user = r.options;
+  const bool user_keep = has_option(user, {"--keep", "-keep"});
+  sweep_stale_work_folders();
+  work_folder work(r.keep_directory, r.keep_files || user_keep);
+  refuse_shell_text(work.path() + "/" + name, "the path of the source", true);
+  const std::string source_path = work.write(
+      name,
+      r.name_expressions.empty() ? r.source : r.source + name_expression_block(r.name_expressions));
+
   std::vector<std::string> argv{nvcc, std::string("--") + ext};
   bool user_arch = has_option(user, {"-arch", "--gpu-architecture", "-gencode", "--generate-code"});
   const bool code = !r.code.empty() || has_option(user, {"-code", "--gpu-code"});
@@ -436,35 +430,35 @@ compiled_image nvcc_compiler::do_compile(const compile_request &r) {
   for (const auto &d : r.include_dirs)
     argv.push_back("-I" + d);
   argv.insert(argv.end(), user.begin(), user.end());
-  const bool user_keep = has_option(user, {"--keep", "-keep"});
-  work.keep = work.keep || user_keep;
   // Lowered names come from the PTX; for cubin / fatbin it is an intermediate that --keep leaves.
   bool need_ptx_file = !r.name_expressions.empty() && r.target != image_format::ptx;
-  if ((work.keep || need_ptx_file) && !has_option(user, {"--keep-dir", "-keep-dir"})) {
+  if ((work.kept() || need_ptx_file) && !has_option(user, {"--keep-dir", "-keep-dir"})) {
     if (!user_keep)
       argv.emplace_back("--keep");
     argv.emplace_back("--keep-dir");
-    argv.push_back(work.path);
+    argv.push_back(work.path());
   }
   // The files this compile reads, as nvcc itself lists them (-MD: system headers too, since an
   // -isystem dir may hold the user's).
-  const std::string deps_path = work.path + "/" + fs::path(name).stem().string() + ".d";
+  const std::string deps_path = work.path() + "/" + fs::path(name).stem().string() + ".d";
   argv.emplace_back("--generate-dependencies-with-compile");
   argv.emplace_back("--dependency-output");
   argv.push_back(deps_path);
   argv.emplace_back("-o");
-  argv.push_back(work.path + "/" + output);
+  argv.push_back(work.path() + "/" + output);
   argv.push_back(source_path);
 
   compiled_image out;
   out.format = r.target;
   out.command = command_line(argv);
-  if (work.keep)
-    out.kept_directory = work.path;
+  if (work.kept())
+    out.kept_directory = work.path();
   run_limits limits;
   limits.timeout_s = compile_timeout(timeout_option_);
   limits.cancelled = r.cancelled;
-  process_result p = run_process(argv, cwd_error ? work.path : cwd, limits);
+  // nvcc's own temporary files (tmpxft_*, megabytes) go into the work folder too, and with it.
+  limits.environment = {"TMPDIR=" + work.path()};
+  process_result p = run_process(argv, cwd_error ? work.path() : cwd, limits);
   out.log = trim_end(p.out + (p.out.empty() || p.err.empty() ? "" : "\n") + p.err);
   if (p.how == process_result::ending::timed_out)
     throw compile_error("nvcc did not finish compiling " + name + " within " +
@@ -475,12 +469,15 @@ compiled_image nvcc_compiler::do_compile(const compile_request &r) {
                         out.log, out.command);
   if (p.how == process_result::ending::cancelled)
     throw compile_error("nvcc compilation of " + name + " was cancelled", out.log, out.command);
+  if (p.status != 0 && out.log.find("No space left on device") != std::string::npos)
+    throw compile_error("nvcc compilation of " + name + " failed: " + no_space_text(work.path()),
+                        out.log, out.command);
   if (p.status != 0)
     throw compile_error("nvcc compilation of " + name + " failed",
                         out.log.empty() ? "nvcc exited with status " + std::to_string(p.status)
                                         : out.log,
                         out.command);
-  if (!read_file(work.path + "/" + output, out.data) || out.data.empty())
+  if (!read_file(work.path() + "/" + output, out.data) || out.data.empty())
     throw compile_error("nvcc reported success but wrote no " + output, out.log, out.command);
 
   if (!r.name_expressions.empty()) {
@@ -489,7 +486,7 @@ compiled_image nvcc_compiler::do_compile(const compile_request &r) {
       collect_lowered_names(out.data, lowered);
     } else {
       std::error_code ec;
-      for (fs::directory_iterator it(work.path, ec), end; !ec && it != end; it.increment(ec)) {
+      for (fs::directory_iterator it(work.path(), ec), end; !ec && it != end; it.increment(ec)) {
         std::string text;
         if (it->path().extension() == ".ptx" && read_file(it->path().string(), text))
           collect_lowered_names(text, lowered);
@@ -504,7 +501,7 @@ compiled_image nvcc_compiler::do_compile(const compile_request &r) {
       out.lowered_names[r.name_expressions[i]] = it->second;
     }
   }
-  out.inputs = inputs_of(r, nvcc, deps_path, work.path, cwd_error ? "" : cwd);
+  out.inputs = inputs_of(r, nvcc, deps_path, work.path(), cwd_error ? "" : cwd);
   return out;
 }
 

@@ -1,11 +1,13 @@
 // The NVRTC compiler plugin: options, name expressions, log and output of one nvrtcProgram.
 #include "nvrtc_compiler.hpp"
 #include "nvcc_options.hpp"
+#include "signal_guard.hpp"
 #include "std_headers.hpp"
 
 #include <cuplug/compiler_support.hpp>
 #include <cuplug/errors.hpp>
 #include <cuplug/gpu_arch.hpp>
+#include <cuplug/log.hpp>
 #include <cuplug/plugin.hpp>
 #include <cuplug/toolkit.hpp>
 
@@ -253,6 +255,13 @@ nvrtc_compiler::nvrtc_compiler(const options &opts) {
     check(nvrtcGetSupportedArchs(archs_.data()), "nvrtcGetSupportedArchs");
   std::sort(archs_.begin(), archs_.end());
   toolkit_includes_ = find_toolkit_includes();
+  // Ctrl-C while NVRTC parses must not end the process (signal_guard.hpp).
+  if (std::string why =
+          keep_nvrtc_off_interrupt_signals(reinterpret_cast<const void *>(&nvrtcCompileProgram));
+      !why.empty())
+    log_warning("nvrtc: Ctrl-C or SIGTERM while NVRTC parses a source will end the process (its "
+                "handlers replace the process's for the compile): " +
+                why);
 }
 
 void nvrtc_compiler::check_arch(const gpu_arch &a, const char *what) const {

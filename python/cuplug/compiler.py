@@ -93,6 +93,34 @@ def _current_device_arch():
 # ---- compiling -----------------------------------------------------------------------------------
 
 
+def _string_list(value, what, paths=False):
+    """``value`` (a list, tuple or other iterable of str, or of path-like objects when ``paths``)
+    as a list of str. A single string is refused: list() would split it into characters
+    (PyCUDA's ``options[:]`` fails on one too, with an AttributeError)."""
+    if isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"{what} must be a list of strings, e.g. [{os.fspath(value)!r}], not the "
+            f"{type(value).__name__} {value!r}; a single string would be taken one character "
+            "at a time"
+        )
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(
+            f"{what} must be a list of strings, not {type(value).__name__} {value!r}"
+        ) from None
+    out = []
+    for item in items:
+        if paths and isinstance(item, os.PathLike):
+            item = os.fspath(item)
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{what} must be a list of strings, but it holds {type(item).__name__} {item!r}"
+            )
+        out.append(item)
+    return out
+
+
 def _cache_location(cache_dir):
     """(memory, disk, directory) from cache_dir= and the environment."""
     if cache_dir is False:
@@ -139,10 +167,7 @@ def _compile(
     if not no_extern_c:
         # #line keeps the compiler's line numbers equal to the user's.
         source = 'extern "C" {\n#line 1\n' + source + "\n}\n"
-    options = list(DEFAULT_NVCC_FLAGS if options is None else options)
-    for o in options:
-        if not isinstance(o, str):
-            raise TypeError(f"options must be strings, got {o!r}")
+    options = _string_list(DEFAULT_NVCC_FLAGS if options is None else options, "options")
     info = []
 
     def compiler_info():  # asked only when needed: it costs a few microseconds
@@ -170,7 +195,7 @@ def _compile(
     if for_module and use_ptx and target == "cubin":
         target = "ptx"
 
-    dirs = [os.fspath(d) for d in (include_dirs or ())]
+    dirs = _string_list(include_dirs or (), "include_dirs", paths=True)
     if _HAS_PACKAGE_INCLUDE:
         dirs.append(_PACKAGE_INCLUDE)
 
@@ -182,7 +207,7 @@ def _compile(
             arch=arch_text,
             code=code or "",
             target=target,
-            name_expressions=list(name_expressions or ()),
+            name_expressions=_string_list(name_expressions or (), "name_expressions"),
             relocatable=relocatable,
             backend=which,
             debug=debug,
@@ -207,6 +232,11 @@ def _compile(
                 )
             except CompileError:
                 raise e from None  # nvcc cannot either (a missing file of the user's): NVRTC's word
+            except _core.ConfigError as refused:  # e.g. option text nvcc's shell would run
+                raise _core.ConfigError(
+                    f"NVRTC cannot compile this source (it includes <{header}>, a host header "
+                    f"NVRTC does not have) and its fall-back, nvcc, refused the request: {refused}"
+                ) from None
             _warn_nvcc_fallback(header)
     except CompileError as e:
         hint = None
@@ -367,7 +397,7 @@ def compile_plain(source, options, keep, nvcc, cache_dir, target="cubin"):
     result, _, _ = _compile(
         source,
         nvcc=nvcc,
-        options=list(options),
+        options=options,
         keep=keep,
         no_extern_c=True,
         cache_dir=cache_dir,
@@ -460,7 +490,7 @@ class DynamicModule(_LinkedModule):
         self.arch = arch
         self.code = code
         self.cache_dir = cache_dir
-        self.include_dirs = list(include_dirs or ())
+        self.include_dirs = _string_list(include_dirs or (), "include_dirs", paths=True)
         self.backend = backend
 
     def add_source(self, source, nvcc_options=None, name="kernel.ptx", name_expressions=None):
@@ -530,7 +560,7 @@ class DynamicSourceModule(DynamicModule):
             cuda_libdir=cuda_libdir,
             backend=backend,
         )
-        options = list(DEFAULT_NVCC_FLAGS if options is None else options)
+        options = _string_list(DEFAULT_NVCC_FLAGS if options is None else options, "options")
         # -lcudadevrt is nvcc's spelling of what add_stdlib does here.
         options = [o for o in options if o not in ("-lcudadevrt", "-rdc=true")]
         self.add_source(source, nvcc_options=options, name_expressions=name_expressions)

@@ -155,7 +155,7 @@ def test_nvrtc_names_the_option_it_rejects():
 def test_bad_arguments():
     with pytest.raises(TypeError, match="source must be a str"):
         compiler.compile(b"__global__ void k() {}", arch="sm_90")
-    with pytest.raises(TypeError, match="options must be strings"):
+    with pytest.raises(TypeError, match="options must be a list of strings, but it holds int 3"):
         compiler.compile(DOUBLE_ARRAY, arch="sm_90", options=[3])
     with pytest.raises(drv.ConfigError, match="arch: 'sm_nine' is not a GPU architecture"):
         compiler.compile(DOUBLE_ARRAY, arch="sm_nine")

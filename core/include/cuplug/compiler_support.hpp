@@ -33,8 +33,10 @@ struct include_search {
 // the preprocessor sees them. When something cannot be followed (an include whose name is built
 // by a function-like macro, a macro defined nowhere in sight) `known` is false with the reason,
 // so the caller refuses to cache rather than guess. Quoted includes look next to the including
-// file first, then in `dirs`; angle includes only in `dirs`. Files larger than 64 MiB, or that
-// are not regular files, make the result unknown (never opened for reading).
+// file first, then in `dirs`; angle includes only in `dirs`. Files larger than 64 MiB make the
+// result unknown. One that is not a regular file (a FIFO, /dev/zero) is never opened: included
+// or embedded, it throws compile_error naming it (the compiler would wait forever reading it);
+// only probed by __has_include, it makes the result unknown.
 compile_inputs scan_includes(const include_search &search);
 
 // Seconds one compile may take, 0 for no limit: `option` (a plugin's option `timeout`) when not

@@ -6,6 +6,7 @@
 #include "test_support.hpp"
 
 #include <cuplug/compiler_support.hpp>
+#include <cuplug/errors.hpp>
 
 #include <sys/stat.h>
 
@@ -155,15 +156,42 @@ BOOST_AUTO_TEST_CASE(toolkit_directories_are_neither_followed_nor_listed) {
   BOOST_TEST(has(r.absent, at(user, "thrust.h")));
 }
 
+// Included, a FIFO would block the compiler forever: the compile is refused, naming it. Only
+// probed (__has_include opens nothing), it just keeps the result out of the cache.
 BOOST_AUTO_TEST_CASE(a_fifo_named_like_a_header_is_refused_without_waiting) {
   test_support::temp_dir dir;
   BOOST_REQUIRE(::mkfifo((dir.path() / "pipe.h").c_str(), 0600) == 0);
-  auto job = std::async(std::launch::async,
-                        [&] { return scan_includes(in(dir, "#include \"pipe.h\"\n")); });
+  auto job = std::async(std::launch::async, [&] {
+    try {
+      scan_includes(in(dir, "#include \"pipe.h\"\n"));
+    } catch (const compile_error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  });
   BOOST_REQUIRE(job.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
-  auto r = job.get();
+  std::string what = job.get();
+  CHECK_CONTAINS(what, (dir.path() / "pipe.h").string());
+  CHECK_CONTAINS(what, "a FIFO (named pipe), not a regular file");
+
+  auto probed = std::async(std::launch::async, [&] {
+    return scan_includes(in(dir, "#if __has_include(\"pipe.h\")\n#endif\n"));
+  });
+  BOOST_REQUIRE(probed.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  auto r = probed.get();
   BOOST_TEST(!r.known);
   CHECK_CONTAINS(r.unknown_reason, "not a regular file");
+}
+
+BOOST_AUTO_TEST_CASE(a_device_is_refused_naming_it) {
+  test_support::temp_dir dir;
+  for (const char *device : {"/dev/zero", "/dev/null"})
+    BOOST_CHECK_EXCEPTION(scan_includes(in(dir, "#include \"" + std::string(device) + "\"\n")),
+                          compile_error, [&](const compile_error &e) {
+                            return std::string(e.what()).find(std::string(device) +
+                                                              ", which is a character device") !=
+                                   std::string::npos;
+                          });
 }
 
 BOOST_AUTO_TEST_CASE(relative_directories_stay_relative) {

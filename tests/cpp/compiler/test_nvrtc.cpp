@@ -11,8 +11,15 @@
 #include <cuplug/errors.hpp>
 #include <cuplug/registry.hpp>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 using namespace cuplug;
 using namespace compiler_test_support;
@@ -256,4 +263,56 @@ BOOST_AUTO_TEST_CASE(a_nul_byte_in_the_source_is_refused) {
     CHECK_CONTAINS(e.what(), "NUL byte");
     CHECK_CONTAINS(e.what(), "line 5");
   }
+}
+
+// libnvrtc's front end installs its own SIGINT handler while it compiles, which printed
+// "Compilation terminated" and ended the process with status 4: a Ctrl-C lost a notebook's
+// state, with no KeyboardInterrupt and no `finally`. The plugin keeps the process's handler in
+// place. In a child process (a regression ends it), with a SIGINT every 5 ms during a compile.
+BOOST_AUTO_TEST_CASE(sigint_during_a_compile_reaches_the_process_handler) {
+  std::string source;
+  for (int i = 0; i < 3000; ++i)
+    source += "template <typename T> struct S" + std::to_string(i) +
+              " { T v; __device__ T get() const { return v + T(" + std::to_string(i) + "); } };\n";
+  source += "extern \"C\" __global__ void k(float *a) { a[0] = S0<float>{a[0]}.get(); }\n";
+  auto c = nvrtc();
+  pid_t pid = ::fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    static volatile sig_atomic_t got = 0;
+    ::signal(SIGINT, [](int) { got = got + 1; });
+    std::atomic<bool> done{false};
+    std::thread sender([&] {
+      while (!done) {
+        ::kill(::getpid(), SIGINT);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+    int status = 0;
+    try {
+      auto out = c->compile(request(source, image_format::ptx));
+      status = contains(out.data, ".entry k") ? 0 : 2;
+    } catch (...) {
+      status = 3;
+    }
+    done = true;
+    sender.join();
+    ::_exit(status != 0 ? status : got > 0 ? 0 : 5);
+  }
+  // Without the fix the child ends with 4, or hangs (EDG's handler calls exit() in a signal
+  // handler while another thread runs): two minutes, then it counts as a failure.
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 1200 && done == 0; ++i) {
+    done = ::waitpid(pid, &status, WNOHANG);
+    if (done == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    BOOST_FAIL("the child still ran after two minutes of SIGINTs during a compile");
+  }
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 0, "the child ended with status " << WEXITSTATUS(status));
 }
