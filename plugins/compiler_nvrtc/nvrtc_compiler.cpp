@@ -1,5 +1,6 @@
 // The NVRTC compiler plugin: options, name expressions, log and output of one nvrtcProgram.
 #include "nvrtc_compiler.hpp"
+#include "class_attributes.hpp"
 #include "nvcc_options.hpp"
 #include "signal_guard.hpp"
 #include "std_headers.hpp"
@@ -247,7 +248,8 @@ nvrtc_compiler::nvrtc_compiler(const options &opts) {
       version_ += " (" + file + ")";
   }
   // The standard headers cuplug supplies change what compiles and how: the cache must see them.
-  version_ += " + cuplug std headers " + std_headers_digest() + ", " + nvcc_options_rules_version();
+  version_ += " + cuplug std headers " + std_headers_digest() + ", " +
+              nvcc_options_rules_version() + ", " + class_attributes_rules_version();
   int n = 0;
   check(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
   archs_.resize(static_cast<std::size_t>(n));
@@ -380,8 +382,10 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
   headers.push_back(&nvcc_names_header());
   std::vector<std::string> compile_opts = opts;
   compile_opts.insert(compile_opts.end(), {"-include", nvcc_names_header().name});
+  // GCC's (and nvcc's) reading of `struct s { ... } __align__(16) t;` (class_attributes.hpp).
+  const std::string source = class_attributes_after_key(r.source);
   nvrtcResult res =
-      compile_program(p, r.source, r.source_name, compile_opts, r.name_expressions, &flow, headers);
+      compile_program(p, source, r.source_name, compile_opts, r.name_expressions, &flow, headers);
   out.log = program_log(p.handle);
   if (res == NVRTC_ERROR_CANCELLED || flow.timed_out || flow.was_cancelled) {
     if (flow.timed_out)
