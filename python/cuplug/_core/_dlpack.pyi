@@ -5,7 +5,7 @@ DLPack capsules and stream hand-over (interop.py)
 from __future__ import annotations
 import typing
 import typing_extensions
-__all__: list[str] = ['FLAG_IS_COPIED', 'FLAG_READ_ONLY', 'Imported', 'MAJOR_VERSION', 'MINOR_VERSION', 'export_capsule', 'pointer_device', 'stream_handle', 'stream_wait']
+__all__: list[str] = ['FLAG_IS_COPIED', 'FLAG_READ_ONLY', 'Imported', 'MAJOR_VERSION', 'MINOR_VERSION', 'export_capsule', 'pointer_device', 'pointer_range', 'stream_handle', 'stream_wait']
 class Imported:
     """
     A tensor taken from a DLPack capsule (the capsule is renamed 'used_...'); the producer's deleter runs at release() or when this object goes.
@@ -57,6 +57,10 @@ def export_capsule(owner: typing.Any, ptr: typing.SupportsInt | typing.SupportsI
 def pointer_device(ptr: typing.SupportsInt | typing.SupportsIndex) -> tuple:
     """
     (device ordinal, is managed) of device memory at ptr; for 0, the current context's device.
+    """
+def pointer_range(ptr: typing.SupportsInt | typing.SupportsIndex, what: str) -> tuple:
+    """
+    (start, size) of the allocation the driver knows ptr to lie in (pointer attributes RANGE_START_ADDR / RANGE_SIZE); BufferError naming `what` for an unknown address.
     """
 def stream_handle(stream: typing.Any) -> int:
     """
