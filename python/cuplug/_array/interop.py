@@ -138,9 +138,11 @@ def cuda_array_interface(array) -> dict:
         "typestr": dtype.str,
         "descr": dtype.descr if dtype.fields is not None else [("", dtype.str)],
         "data": (_ptr(array), False),
-        # Always the tuple, as PyCUDA gives it (code built on PyCUDA reads it); the protocol
-        # allows it for contiguous arrays too.
-        "strides": strides,
+        # The tuple, as PyCUDA gives it (code built on PyCUDA reads it; the protocol allows it
+        # for contiguous arrays too), except for an empty array: its data pointer is null, and
+        # CuPy wraps a null pointer with strides as foreign memory it cannot place on a device
+        # ("UnownedMemory requires explicit device ID"), where None gives an empty array.
+        "strides": strides if array.size != 0 else None,
         "stream": _protocol_stream(array_stream(array)),
         "version": 3,
     }

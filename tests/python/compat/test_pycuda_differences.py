@@ -35,6 +35,12 @@ def test_cuda_array_interface_gives_the_strides_of_a_contiguous_array(ctx, order
     assert a.__cuda_array_interface__["strides"] == ((40, 8) if order == "C" else (8, 24))
 
 
+def test_cuda_array_interface_of_an_empty_array_has_no_strides(ctx):
+    # Its data pointer is null: CuPy takes (null, strides) for foreign memory it cannot place.
+    cai = gpuarray.zeros((0, 4), np.float32).__cuda_array_interface__
+    assert cai["data"] == (0, False) and cai["strides"] is None
+
+
 def test_reshape_lays_the_result_out_in_the_order_asked_as_pycudas_test_reshape(ctx):
     a = gpuarray.to_gpu(np.arange(128).reshape(8, 16).astype(np.float32))
     a = a.reshape((4, 32), order="C")
