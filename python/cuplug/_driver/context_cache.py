@@ -14,11 +14,16 @@ the array pools are dropped on the same event, by listeners of their own (contex
 Users: ``entries(ctx)`` is the context's dict; each user keys its entries with a tuple whose
 first item names it (``("module", key)``, ``("reduction", ...)``), or stores one sub-dict under
 its name. Imports only downward: the C++ extension.
+
+No lock: :func:`drop` runs whenever a context is destroyed, and that can be inside any
+allocation of any thread (a garbage collection that frees the last user of a context), also
+while this module is in the middle of its own work. A lock held there would be taken again by
+the same thread and never released (the process then hung at exit). Every step is one dict
+operation, which the GIL makes atomic, and :func:`clear` swaps the table instead of walking it.
 """
 
 from __future__ import annotations
 
-import threading
 import weakref
 
 from cuplug import _core
@@ -37,7 +42,6 @@ __all__ = [
 
 # (handle, serial) -> {user key: value}
 _by_context: dict[tuple, dict] = {}
-_lock = threading.Lock()
 # (weak reference to the Context object last asked about, its dict): the common case, one
 # context, costs an identity test instead of building its key. Weak, so that it keeps no
 # context alive; reset by drop() and clear().
@@ -60,8 +64,7 @@ def entries(ctx) -> dict:
         raise
     found = _by_context.get(key)
     if found is None:
-        with _lock:
-            found = _by_context.setdefault(key, {})
+        found = _by_context.setdefault(key, {})
     _last = (weakref.ref(ctx), found)
     return found
 
@@ -109,9 +112,8 @@ def drop(handle: int, serial: int) -> None:
     """Forgets everything cached for the context (handle, serial), releasing it now (called by
     the extension just before that context is destroyed)."""
     global _last
-    with _lock:
-        found = _by_context.pop((handle, serial), None)
-        _last = (None, None)
+    found = _by_context.pop((handle, serial), None)
+    _last = (None, None)
     if found:
         # Released here, in the context's last moments, not whenever the dict is collected.
         for value in list(found.values()):
@@ -123,12 +125,10 @@ def drop(handle: int, serial: int) -> None:
 def clear() -> None:
     """Forgets every context's entries, the C++ elementwise kernels and the array pools
     (cuplug.tools.clear_context_caches()), releasing the contexts they kept alive."""
-    global _last
-    with _lock:
-        dropped = list(_by_context.values())
-        _by_context.clear()
-        _last = (None, None)
-    for found in dropped:
+    global _by_context, _last
+    dropped, _by_context = _by_context, {}
+    _last = (None, None)
+    for found in dropped.values():
         found.clear()
     _core._array.clear_kernels()
     _core._array.release_pools()

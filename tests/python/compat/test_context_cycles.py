@@ -207,3 +207,51 @@ def test_clearing_caches_that_hold_the_last_reference_to_their_contexts(tmp_path
         cwd=tmp_path,
     )
     assert done.returncode == 0 and "cleared" in done.stdout, done.stdout + done.stderr
+
+
+COLLECTION_WHILE_THE_CACHE_WORKS = """
+import gc
+import cuplug.driver as drv
+from cuplug._driver import context_cache
+
+
+class CollectingDict(dict):
+    # A garbage collection at the moment the cache makes a context's entry, as any allocation
+    # there can start one.
+    def setdefault(self, key, default=None):
+        gc.collect()
+        return super().setdefault(key, default)
+
+
+class Cycle:
+    pass
+
+
+drv.init()
+context_cache._by_context = CollectingDict(context_cache._by_context)
+dying = drv.Device(0).make_context()
+context_cache.entries(dying)["x"] = 1
+drv.Context.pop()
+cycle = Cycle()
+cycle.me, cycle.ctx = cycle, dying  # only the cycle keeps it: the collection destroys it
+del cycle, dying
+fresh = drv.Device(0).make_context()
+context_cache.entries(fresh)  # collects inside; the destroyed context's drop runs there
+drv.Context.pop()
+fresh.detach()
+print("done", context_cache.context_count())
+"""
+
+
+def test_a_context_destroyed_by_a_collection_inside_the_cache_is_dropped(tmp_path):
+    # drop() runs whenever a context dies, also from a collection started inside the cache's
+    # own work; it used to wait there for a lock its own thread held, forever (a test process
+    # on the GPU machine hung at exit so).
+    done = subprocess.run(
+        [sys.executable, "-c", COLLECTION_WHILE_THE_CACHE_WORKS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0 and "done" in done.stdout, done.stdout + done.stderr
