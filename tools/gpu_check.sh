@@ -279,8 +279,13 @@ else
   ran=$(grep -E '[0-9]+ passed' "$out/sanitizer.log" | tail -1 | grep -oE '[0-9]+ passed')
   # Progress lines ("....s.. [ 12%]"): how many passed before a time-out.
   dots=$(grep -E '^[.sFEx]+( +\[ *[0-9]+%\])?$' "$out/sanitizer.log" | tr -cd '.' | wc -c)
+  # A crash of the tested process (not a memcheck finding) can leave the tool waiting for the
+  # time limit: name it instead of reporting a time-out.
+  crash=$(grep -m1 -oE 'Fatal Python error: [A-Za-z ]+' "$out/sanitizer.log")
   if [ "$errors" -gt 0 ] || [ $rc -eq 86 ]; then
     fail "sanitizer FAILED ($errors memcheck errors, sanitizer.log)"
+  elif [ -n "$crash" ]; then
+    fail "sanitizer CRASHED: $crash after $dots passed, 0 memcheck errors before it (sanitizer.log)"
   elif [ $rc -eq 124 ]; then
     fail "sanitizer TIMEOUT after ${limit}s ($dots passed, 0 errors in the part that ran)"
   elif [ $rc -ne 0 ]; then
