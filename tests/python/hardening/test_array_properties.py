@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 
 import numpy as np
 import pytest
@@ -25,6 +26,10 @@ pytestmark = pytest.mark.gpu
 # fake device cannot hold; drv.Error for driver refusals).
 CLEAR = (ValueError, TypeError, IndexError, BufferError, MemoryError, OverflowError, drv.Error)
 SETTINGS = dict(
+    # CI draws the same examples every run, so that a submission lands or not on its own merits;
+    # elsewhere each run explores new ones (that is how CI's failure on transpose + reshape was
+    # found: keep running these locally).
+    derandomize=bool(os.environ.get("CI")),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,
