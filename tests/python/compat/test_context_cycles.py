@@ -176,6 +176,19 @@ def test_peer_access_is_enabled_again_for_a_new_context_at_a_dead_ones_handle(fr
         other.detach()
 
 
+def run_alone(script, last_word, folder):
+    """Runs `script` in a Python of its own (an abort or a hang there must not take the test
+    run with it); it must exit 0 having printed `last_word`."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=folder,
+    )
+    assert done.returncode == 0 and last_word in done.stdout, done.stdout + done.stderr
+
+
 CLEAR_AFTER_POPPED_CONTEXTS = """
 import gc
 import numpy as np
@@ -199,14 +212,7 @@ def test_clearing_caches_that_hold_the_last_reference_to_their_contexts(tmp_path
     # Clearing the array pools and elementwise kernels destroys such a context, whose destroy
     # listeners walk those same caches: they used to be mid-loop ("double free or corruption",
     # the process aborted).
-    done = subprocess.run(
-        [sys.executable, "-c", CLEAR_AFTER_POPPED_CONTEXTS],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0 and "cleared" in done.stdout, done.stdout + done.stderr
+    run_alone(CLEAR_AFTER_POPPED_CONTEXTS, "cleared", tmp_path)
 
 
 COLLECTION_WHILE_THE_CACHE_WORKS = """
@@ -247,11 +253,4 @@ def test_a_context_destroyed_by_a_collection_inside_the_cache_is_dropped(tmp_pat
     # drop() runs whenever a context dies, also from a collection started inside the cache's
     # own work; it used to wait there for a lock its own thread held, forever (a test process
     # on the GPU machine hung at exit so).
-    done = subprocess.run(
-        [sys.executable, "-c", COLLECTION_WHILE_THE_CACHE_WORKS],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0 and "done" in done.stdout, done.stdout + done.stderr
+    run_alone(COLLECTION_WHILE_THE_CACHE_WORKS, "done", tmp_path)
