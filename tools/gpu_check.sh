@@ -7,6 +7,8 @@
 # Logs go to OUTDIR; the last line printed is one summary line. Exit non-zero on any failure.
 # Fits in 10 minutes: every step runs under its own time limit.
 # Usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench|multigpu|compat|libs]
+#        bash tools/gpu_check.sh OUTDIR memcheck PYTEST_ARGS...  (memcheck over the tests named,
+#        one process, -v: to find which test a sanitizer finding or crash belongs to)
 # All of it fills most of the 10 minutes one device command may take; `tests` (build, ctest,
 # pytest, sanitizer) and then `bench` (build, benchmarks), as two commands on the same machine
 # (the second finds the build done), give every step room. A pass is both parts passing.
@@ -14,15 +16,19 @@
 # with two GPUs or more; docs/multigpu.md).
 set -u
 part=${2:-all}
-if [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|bench|multigpu|compat|libs)$ ]]; then
+memcheck_args=()
+if [ "$part" = memcheck ] && [ $# -gt 2 ]; then
+  memcheck_args=("${@:3}")
+elif [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|bench|multigpu|compat|libs)$ ]]; then
   echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|bench|multigpu|compat|libs]" >&2
+  echo "       bash tools/gpu_check.sh OUTDIR memcheck PYTEST_ARGS..." >&2
   exit 2
 fi
 # Seconds the steps after pytest / after the sanitizer keep for themselves.
 case $part in
   all) after_pytest=230 after_sanitizer=100 ;;
   tests) after_pytest=130 after_sanitizer=0 ;;
-  bench | multigpu | compat | libs) after_pytest=0 after_sanitizer=0 ;;
+  bench | multigpu | compat | libs | memcheck) after_pytest=0 after_sanitizer=0 ;;
 esac
 mkdir -p "$1" || exit 2
 out=$(cd "$1" && pwd)
@@ -196,6 +202,26 @@ if [ "$part" = compat ] || [ "$part" = libs ]; then
     "${tests[@]}" -- --durations=15 "${xargs_[@]}" -k "$big_rng")
   rc=$?
   if [ $rc -eq 0 ]; then note "$line"; else fail "${line:-pycuda-suite TIMEOUT or FAILED (exit $rc)}"; fi
+  finish
+fi
+
+# --- memcheck over chosen tests, verbose: which test a finding or a crash belongs to -----------
+if [ "$part" = memcheck ]; then
+  run_watched "$(budget 560 0)" "$out/memcheck-stacks.log" compute-sanitizer --tool memcheck \
+    --report-api-errors no --error-exitcode 86 --print-limit 20 \
+    --target-processes application-only "$python" -m pytest -v -p no:cacheprovider \
+    -p no:benchmark "${memcheck_args[@]}" >"$out/memcheck.log" 2>&1
+  rc=$?
+  last=$(grep -E '::.* (PASSED|FAILED|SKIPPED|ERROR)|^tests/.*::' "$out/memcheck.log" | tail -1 | cut -c1-160)
+  crash=$(grep -m1 -oE 'Fatal Python error: [A-Za-z ]+' "$out/memcheck.log")
+  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$out/memcheck.log" | awk '{s += $3} END {print s + 0}')
+  if [ -n "$crash" ]; then
+    fail "memcheck CRASHED: $crash; last test line: $last"
+  elif [ "$errors" -gt 0 ] || [ $rc -ne 0 ]; then
+    fail "memcheck FAILED (exit $rc, $errors errors; memcheck.log)"
+  else
+    note "memcheck ok ($(outcome "$out/memcheck.log"))"
+  fi
   finish
 fi
 

@@ -48,8 +48,9 @@ def _one_context(cycle, scale, total, scan):
 def test_a_hundred_contexts_with_rand_kernels_and_pools_leave_the_process_healthy():
     drv.init()
     scale = ElementwiseKernel("float *x, float a", "x[i] = a * x[i]", "scale")
-    scan = InclusiveScanKernel(np.float32, "a+b")
-    total = None  # a ReductionKernel compiles when made: in the first context
+    # ReductionKernel and InclusiveScanKernel compile when made (as PyCUDA's do): in the first
+    # context, and the later contexts load them again from their source.
+    total = scan = None
     # The first context's own set-up (runtime, cuRAND's kernels) is not a leak: measure from
     # after one cycle.
     free_before = None
@@ -59,6 +60,7 @@ def test_a_hundred_contexts_with_rand_kernels_and_pools_leave_the_process_health
         try:
             if total is None:
                 total = ReductionKernel(np.float32, "0", "a+b", arguments="const float *x")
+                scan = InclusiveScanKernel(np.float32, "a+b")
             _one_context(cycle, scale, total, scan)
         finally:
             drv.Context.pop()
