@@ -5,7 +5,9 @@
 # (built here with nvcc: its CUDA library is a shared object it loads with ctypes).
 # Usage: bash tools/third_party_suites.sh OUTDIR SITE SECONDS_PER_RUN
 # SITE is tools/real_pycuda.sh's (SITE-deps holds the wheels). Prints one line per library.
+# LIBS (words: scikit-cuda reikna pyvkfft) picks some of them; all three when it is unset.
 set -u
+wanted() { [[ " ${LIBS:-scikit-cuda reikna pyvkfft} " == *" $1 "* ]]; }
 out=$1 site=$2 each=$3
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -26,7 +28,9 @@ unpack() { # unpack NAME-VERSION.tar.gz: the folder it made
 
 # scikit-cuda 0.5.3 (2019): ctypes bindings of cuBLAS, cuFFT, cuSOLVER and its own kernels; its
 # tests make one context per module (pycuda.autoinit).
-if dir=$(unpack scikit-cuda); then
+if ! wanted scikit-cuda; then
+  :
+elif dir=$(unpack scikit-cuda); then
   PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$dir" "$python" tools/side_by_side.py "$out" scikit-cuda \
     "$site" "$site-deps" "$dir"/tests -- "${workers[@]}" -p no:benchmark
 else
@@ -34,7 +38,9 @@ else
 fi
 
 # reikna 0.9: subclasses GPUArray (reikna/cluda/cuda.py) and passes aligned record dtypes.
-if dir=$(unpack reikna); then
+if ! wanted reikna; then
+  :
+elif dir=$(unpack reikna); then
   (cd "$dir" && PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$dir" "$python" "$root"/tools/side_by_side.py \
     "$out" reikna "$site" "$site-deps" test -- --api=cuda "${workers[@]}" -p no:benchmark)
 else
@@ -42,7 +48,9 @@ else
 fi
 
 # pyvkfft: its PyCUDA backend (the tests also run its CuPy backend where CuPy is installed).
-if dir=$(unpack pyvkfft); then
+if ! wanted pyvkfft; then
+  :
+elif dir=$(unpack pyvkfft); then
   vk=$libs/pyvkfft-site
   if ! ls "$vk"/pyvkfft/_vkfft_cuda* >/dev/null 2>&1; then
     (cd "$dir" && VKFFT_BACKEND=cuda PYTHONPATH="$site-deps" "$python" -m pip install --no-index \
