@@ -1,13 +1,14 @@
-"""Modules loaded from compiled images: one per (context, cache key), so that a second
-SourceModule of a source in the same context returns the module already loaded; and the lookup by
-name expression that SourceModule and DynamicModule share."""
+"""Modules loaded from compiled images, one per SourceModule (as PyCUDA loads them: each module has
+its own ``__constant__`` and ``__device__`` variables, so two SourceModules of one source do not
+share them; the compiled image itself comes from the compile cache); and the lookup by name
+expression that SourceModule and DynamicModule share."""
 
 from __future__ import annotations
 
 import warnings
 
 from cuplug import _core
-from cuplug._driver import context_cache
+from cuplug._driver import context_cache  # clear_module_cache
 
 LogicError = _core.LogicError
 
@@ -20,12 +21,15 @@ def current_context():
 
 
 def clear_module_cache():
-    """Forgets the loaded modules kept per context (they unload when nothing else uses them),
-    with everything else cached per context (cuplug._driver.context_cache)."""
+    """Forgets what the engines keep per context (their loaded kernels unload when nothing else
+    uses them): cuplug._driver.context_cache, as PyCUDA-era code calls it by this name."""
     context_cache.clear()
 
 
-def load_module(result, cached):
+def load_module(result):
+    """A new module of ``result``'s image in the current context. Never shared between
+    SourceModules: reikna's test_constant_memory sets different ``__constant__`` arrays in two
+    programs of one source and runs both, which only works with a module each (PyCUDA's way)."""
     ctx = current_context()
     if ctx is None:
         ctx = _core.Context.get_current()  # raises the driver's error when there is no driver
@@ -34,12 +38,7 @@ def load_module(result, cached):
             "cuplug.compiler: cannot load a module: there is no current context "
             "(import cuplug.autoinit, or make and push one)"
         )
-    if not cached:
-        return _core.module_from_buffer(result.data)
-    # One per (live context, cache key); it unloads with its context (context_cache).
-    return context_cache.lookup(
-        ctx, ("module", result.key), lambda: _core.module_from_buffer(result.data)
-    )
+    return _core.module_from_buffer(result.data)
 
 
 def _looks_like_cpp_name(name):

@@ -3,9 +3,9 @@
 Sources are compiled by the selected compiler backend (``nvrtc`` unless ``CUPLUG_COMPILER``, the
 config file or ``cuplug.use(compiler=...)`` say otherwise; ``backend=`` picks one per call) and go
 through the compile cache: in memory per request, on disk per content key under
-``CUPLUG_CACHE_DIR`` (or ``~/.cache/cuplug``), and per context for loaded modules, so a second
-``SourceModule`` of the same source in the same context returns the module already loaded (its
-``__device__`` / ``__constant__`` variables included).
+``CUPLUG_CACHE_DIR`` (or ``~/.cache/cuplug``). Each ``SourceModule`` loads a module of its own,
+as PyCUDA's does: two of the same source have separate ``__device__`` / ``__constant__``
+variables.
 
 The target architecture is the current device's, clamped to the newest the compiler supports
 (with one warning; PTX the driver compiles when even the major version is too new); ``arch=`` or
@@ -449,8 +449,7 @@ class SourceModule(_NamedModule):
         self.key = result.key
         self.target = target
         self.lowered_names = dict(result.lowered_names)
-        cached = not keep and not _core.backends.cache_disabled()
-        self.module = load_module(result, cached)
+        self.module = load_module(result)
 
 
 # ---- DynamicModule -------------------------------------------------------------------------------

@@ -358,7 +358,7 @@ def test_cuda_array_interface_v3():
         "descr": [("", "<f4")],
         "data": (0x5000, False),
         "strides": (20, 4),  # the tuple for a C-contiguous array too, as PyCUDA gives it
-        "stream": 1,  # the legacy default stream: the consumer orders its work after it
+        "stream": None,  # the legacy default stream, as PyCUDA gives it (its test_gpuarray_cai)
         "version": 3,
     }
     strided = MiniArray(np.zeros((4, 5), np.float32), 0x5000, strides=(40, 8))

@@ -129,7 +129,10 @@ def _ptr(array) -> int:
 
 def cuda_array_interface(array) -> dict:
     """Version 3 of the CUDA Array Interface: ``stream`` is the stream the consumer must order
-    its work after (1: the legacy default stream)."""
+    its work after; None for the legacy default stream, as PyCUDA gives it (PyCUDA's
+    test_gpuarray_cai asserts it). The protocol's None means "no synchronization needed", which
+    holds for legacy-stream work and every consumer stream made without
+    CU_STREAM_NON_BLOCKING (they wait for the legacy stream by themselves)."""
     dtype = array.dtype
     shape = tuple(int(n) for n in array.shape)
     strides = _byte_strides(array)
@@ -143,7 +146,7 @@ def cuda_array_interface(array) -> dict:
         # CuPy wraps a null pointer with strides as foreign memory it cannot place on a device
         # ("UnownedMemory requires explicit device ID"), where None gives an empty array.
         "strides": strides if array.size != 0 else None,
-        "stream": _protocol_stream(array_stream(array)),
+        "stream": array_stream(array) or None,
         "version": 3,
     }
 

@@ -106,6 +106,13 @@ void throw_context_gone(const array_object *a) {
                        "longer be used (make it again in a live context)");
 }
 
+void throw_no_memory(const array_object *a) {
+  throw cuda_error("GPUArray", CUDA_ERROR_INVALID_VALUE,
+                   "the array has " + std::to_string(a->size) +
+                       " elements but no memory: its gpudata is a null pointer (its allocator "
+                       "returned 0); set gpudata to its memory before using it");
+}
+
 void allocate_memory(array_object *a, py::handle allocator_obj, CUstream stream,
                      py::handle stream_owner) {
   const std::size_t bytes = static_cast<std::size_t>(a->size) * a->itemsize;

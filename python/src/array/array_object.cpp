@@ -307,6 +307,8 @@ int tp_init(PyObject *self, PyObject *args, PyObject *kwargs) {
 void check_view(const array_object *view, const array_object *parent) {
   if (view->size == 0)
     return;
+  if (!parent->memory && parent->ptr == 0)
+    throw_no_memory(parent); // an offset from a null pointer would look like memory
   if (parent->memory && !parent->memory->freed()) {
     check_within(view, parent->memory->ptr(), parent->memory->size(), "the viewed allocation");
     return;
@@ -483,12 +485,7 @@ void attach_gpudata(array_object *a, py::handle gpudata, py::handle base) {
     a->memory = gpudata.cast<device_allocation_ptr>();
     a->ctx = alloc->get_context() ? alloc->get_context()->handle() : nullptr;
   } else {
-    const CUdeviceptr ptr = to_devptr(gpudata);
-    if (ptr == 0 && a->size != 0)
-      throw py::value_error("GPUArray: gpudata (or the allocator's result) is a null pointer for "
-                            "an array of " +
-                            std::to_string(a->size) + " elements");
-    a->ptr = ptr;
+    a->ptr = to_devptr(gpudata); // 0 allowed: no memory yet (data_ptr refuses it)
     a->ctx = current_context_handle();
   }
   Py_INCREF(gpudata.ptr());

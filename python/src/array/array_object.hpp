@@ -86,23 +86,30 @@ void allocate_memory(array_object *a, py::handle allocator, CUstream stream,
 
 // Points `a` at memory owned by someone else: `base` (a view's parent) or `gpudata` (a pointer
 // object). ctx is taken from the parent / allocation, else the current context. attach_gpudata
-// refuses (ValueError) a null pointer for a non-empty array, and a layout reaching outside a
-// DeviceAllocation it is given; a refusal changes nothing in `a`.
+// refuses (ValueError) a layout reaching outside a DeviceAllocation it is given; a refusal
+// changes nothing in `a`. A null pointer is accepted, as PyCUDA accepts it (reikna's temporary
+// arrays come from an allocator that returns 0 and get their memory later by setting gpudata):
+// such an array has no memory, and data_ptr() refuses it until it gets some.
 void attach_view(array_object *a, array_object *parent, CUdeviceptr ptr);
 void attach_gpudata(array_object *a, py::handle gpudata, py::handle base);
 
 // Raises LogicError: `a`'s context was destroyed (array_memory.cpp).
 [[noreturn]] void throw_context_gone(const array_object *a);
+// Raises LogicError: `a` has elements but no memory (a null gpudata; array_memory.cpp).
+[[noreturn]] void throw_no_memory(const array_object *a);
 
 // The device pointer for a kernel, a copy or an export: raises LogicError if the memory was
-// freed, or if its context was destroyed (detached: the address may already belong to another
-// context's memory). Two flag reads, no driver call.
+// freed, if its context was destroyed (detached: the address may already belong to another
+// context's memory), or if the array has elements but no memory yet (a null gpudata). Flag
+// reads, no driver call.
 inline CUdeviceptr data_ptr(const array_object *a) {
   if (a->memory) {
     if (a->memory->freed())
       device_allocation::throw_freed("GPUArray");
     if (const context_ptr &ctx = a->memory->get_context(); ctx && !ctx->valid())
       throw_context_gone(a);
+  } else if (a->ptr == 0 && a->size != 0) {
+    throw_no_memory(a);
   }
   return a->ptr;
 }

@@ -134,15 +134,37 @@ def test_views_of_foreign_memory_stay_inside_the_parent(env):
 # {{{ low: null pointers, 0-byte dtypes, huge steps, axes, subarray and datetime dtypes
 
 
-def test_null_gpudata_is_refused(env):
-    with pytest.raises(ValueError, match="null pointer"):
-        GPUArray((4,), np.float32, gpudata=0)
+def _refuses_use(a):
+    """Every way to reach an array's memory refuses one that has none."""
+    for use in (a.get, lambda: a.set(np.zeros(a.shape, a.dtype)), a.copy, lambda: a * 2,
+                lambda: a.__cuda_array_interface__, lambda: a[1:]):
+        with pytest.raises(drv.LogicError, match="no memory: its gpudata is a null pointer"):
+            use()
+
+
+def test_a_null_gpudata_gives_an_array_without_memory_that_refuses_use(env):
+    # PyCUDA accepts gpudata=0 (and an allocator returning 0): reikna's temporary arrays are
+    # made so and get their memory later. The array exists; reaching its memory is refused.
+    a = GPUArray((4,), np.float32, gpudata=0)
+    assert a.shape == (4,) and int(a.gpudata) == 0
+    _refuses_use(a)
     assert GPUArray((0,), np.float32, gpudata=0).size == 0
 
 
-def test_an_allocator_returning_null_is_refused(env):
-    with pytest.raises(ValueError, match="null pointer"):
-        GPUArray((4,), np.float32, allocator=lambda nbytes: 0)
+def test_an_allocator_returning_null_gives_an_array_that_works_once_gpudata_is_set(env):
+    # reikna.cluda.tempalloc: allocator=lambda n: 0, then its GPUArray subclass sets
+    # ``self.gpudata = int(buffer) + offset``.
+    class Temporary(GPUArray):
+        pass
+
+    a = Temporary((4,), np.float32, allocator=lambda nbytes: 0)
+    _refuses_use(a)
+    memory = drv.mem_alloc(a.nbytes)
+    a.gpudata = int(memory)
+    a.set(np.arange(4, dtype=np.float32))
+    np.testing.assert_array_equal(a.get(), np.arange(4, dtype=np.float32))
+    del a
+    memory.free()
 
 
 @pytest.mark.parametrize("dtype", ["S0", "V0", "U0", np.dtype([])], ids=str)
