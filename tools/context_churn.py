@@ -24,7 +24,7 @@ def churn_ctypes(count: int) -> None:
     check(cuda.cuInit(0), "cuInit")
     device = ctypes.c_int()
     check(cuda.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
-    create = getattr(cuda, "cuCtxCreate_v2")
+    create = cuda.cuCtxCreate_v2
     for i in range(count):
         ctx = ctypes.c_void_p()
         check(create(ctypes.byref(ctx), 0, device), f"cuCtxCreate #{i}")
