@@ -240,11 +240,10 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         """
         return self.bind_to_texref(texref, allow_offset)
 
-    def __iter__(self):
-        if self.ndim == 0:
-            raise TypeError("iteration over a 0-d array")
-        for i in range(self.shape[0]):
-            yield self[i]
+    # No __iter__, as PyCUDA's GPUArray has none: ``for x in a`` still works (Python's sequence
+    # protocol: a[0], a[1], ... until IndexError), but ``isinstance(a, collections.abc.Iterable)``
+    # is False, which code built on PyCUDA relies on (reikna's tempalloc.extract_dependencies
+    # tells an array from a list of arrays by it).
 
 
 _core._array.set_result_type(GPUArray)

@@ -121,3 +121,17 @@ def test_a_reduction_over_a_record_dtype_defined_in_its_preamble_compiles(ctx):
     assert source.index("struct minmax_collector") < source.index("typedef minmax_collector")
     out = red(gpuarray.empty((20000,), np.float32))
     assert out.dtype == MMC_DTYPE and out.shape == ()
+
+
+def test_an_array_is_not_an_iterable_as_pycudas_but_iterates_by_index(ctx):
+    # PyCUDA's GPUArray has no __iter__: reikna's tempalloc.extract_dependencies tells an array
+    # from a list of arrays with isinstance(x, Iterable), and with an __iter__ it walked into
+    # the array's elements down to a 0-d one ("iteration over a 0-d array").
+    import collections.abc
+
+    a = gpuarray.to_gpu(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert not isinstance(a, collections.abc.Iterable)
+    rows = list(a)  # the sequence protocol: a[0], a[1], then IndexError ends it
+    assert [r.shape for r in rows] == [(3,), (3,)]
+    np.testing.assert_array_equal(rows[1].get(), [3, 4, 5])
+    assert list(gpuarray.to_gpu(np.float32(1))) == []  # a 0-d array: nothing to step through
