@@ -7,21 +7,14 @@ usable from any thread (their context is pushed for the call), ``Stream(priority
 ``Stream.__cuda_stream__``, ``Event.handle``, and no abort at exit with contexts left pushed.
 
 The namespace is listed here name by name (``__all__``): the extension's names come from
-cuplug._core, the Python helpers from cuplug._memory and cuplug._launch. The extension's
+cuplug._core, the Python helpers from the ``cuplug._driver`` wing (copies, arguments, CUDA
+arrays, textures, peer copies). The extension's
 submodules (backend registry, allocator bindings) belong to cuplug.plugins and cuplug.memory,
 not to this namespace; tests/python/test_package_structure.py fails when the extension gains a
 public name that is neither listed here nor said to belong elsewhere.
 """
 
-from cuplug._arrays import (
-    TextureReference,
-    bind_array_to_texref,
-    gpuarray_to_array,
-    make_multichannel_2d_array,
-    matrix_to_array,
-    matrix_to_texref,
-    np_to_array,
-)
+from cuplug._compile import settings as _settings
 from cuplug._core import (
     TR_DEFAULT,
     TRSA_OVERRIDE_FORMAT,
@@ -150,10 +143,20 @@ from cuplug._core import (
     stop_profiler,
 )
 from cuplug._curand_info import direction_vector_set, get_curand_version
-from cuplug._launch import ArgumentHandler, In, InOut, Out
-from cuplug._memory import from_device, from_device_like, mem_alloc_like, to_device
+from cuplug._driver.arguments import ArgumentHandler, In, InOut, Out
+from cuplug._driver.copies import from_device, from_device_like, mem_alloc_like, to_device
+from cuplug._driver.cuda_arrays import (
+    TextureReference,
+    bind_array_to_texref,
+    gpuarray_to_array,
+    make_multichannel_2d_array,
+    matrix_to_array,
+    matrix_to_texref,
+    np_to_array,
+)
+from cuplug._driver.textures import dtype_to_array_format
+from cuplug._public import forward_settings as _forward_settings
 from cuplug._public import public_dir as _public_dir
-from cuplug._textures import dtype_to_array_format
 
 __all__ = [
     # exceptions
@@ -171,7 +174,7 @@ __all__ = [
     "get_version",
     "get_driver_version",
     "bitlog2",
-    "CUDA_DEBUGGING",
+    "CUDA_DEBUGGING",  # noqa: F822  (forwarded below)
     "set_debugging",
     "start_profiler",
     "stop_profiler",
@@ -317,10 +320,13 @@ __all__ = [
     "InOut",
 ]
 
-# Peer copies enable peer access once per pair of contexts (cuplug._peer); can_access_peer tells.
-from ._peer import memcpy_peer, memcpy_peer_async  # noqa: E402
+# Peer copies enable peer access once per pair of contexts (cuplug._driver.peer); can_access_peer
+# tells.
+from cuplug._driver.peer import memcpy_peer, memcpy_peer_async  # noqa: E402
 
-CUDA_DEBUGGING = False
+# CUDA_DEBUGGING lives in cuplug._compile.settings, where the compile step reads it; reading or
+# assigning cuplug.driver.CUDA_DEBUGGING (as PyCUDA code does) goes there.
+_forward_settings(__name__, _settings, ["CUDA_DEBUGGING"])
 
 
 def set_debugging(flag=True):
@@ -331,8 +337,7 @@ def set_debugging(flag=True):
     flag : bool
         True turns kernel debugging on, False off.
     """
-    global CUDA_DEBUGGING
-    CUDA_DEBUGGING = flag
+    _settings.CUDA_DEBUGGING = flag
 
 
 def initialize_profiler(config_file, output_file, output_mode):

@@ -133,12 +133,13 @@ def test_no_import_cycles_through_late_imports():
 
 def test_compiler_and_linking_are_layers():
     graph = _import_graph(with_function_bodies=True)
-    assert "cuplug._linking" in graph["cuplug.compiler"]
-    assert "cuplug.compiler" not in graph["cuplug._linking"]
-    from cuplug import _linking, compiler
+    assert "cuplug._compile.linking" in graph["cuplug._compile.source_module"]
+    assert "cuplug._compile.source_module" not in graph["cuplug._compile.linking"]
+    from cuplug import compiler
+    from cuplug._compile import linking
 
     assert issubclass(compiler.DynamicSourceModule, compiler.DynamicModule)
-    assert issubclass(compiler.DynamicModule, _linking.LinkedModule)
+    assert issubclass(compiler.DynamicModule, linking.LinkedModule)
 
 
 # ---- the C-argument parser ---------------------------------------------------------------------

@@ -10,7 +10,8 @@ import os
 import shutil
 import warnings
 
-from cuplug import _core, _toolkit
+from cuplug import _core
+from cuplug._compile import toolkit as _toolkit
 
 # subprocess, signal and tempfile are imported where nvcc runs: importing them costs ~3 ms, and this
 # module is imported with cuplug.compiler by the first array operation of every process.

@@ -7,7 +7,7 @@ arguments are known good, then gives each the device pointer of ``get_device_all
 cannot be copied fails before anything is allocated, copied or launched.
 """
 
-from ._core import _check_host_buffer, mem_alloc, memcpy_dtoh, memcpy_htod
+from cuplug._core import _check_host_buffer, mem_alloc, memcpy_dtoh, memcpy_htod
 
 __all__ = ["ArgumentHandler", "In", "Out", "InOut"]
 
