@@ -14,6 +14,9 @@ not to this namespace; tests/python/test_package_structure.py fails when the ext
 public name that is neither listed here nor said to belong elsewhere.
 """
 
+# Registers the hook Function.__call__ uses for DLPack-only kernel arguments (JAX arrays), so that
+# they work without cuplug.gpuarray imported, as they did when the extension imported it by name.
+from cuplug._array import interop as _interop  # noqa: F401
 from cuplug._compile import settings as _settings
 from cuplug._core import (
     TR_DEFAULT,
