@@ -34,7 +34,7 @@ CompileError = _core.CompileError
 LogicError = _core.LogicError
 
 __all__ = [
-    "DEFAULT_NVCC_FLAGS",  # noqa: F822  (forwarded below)
+    "DEFAULT_NVCC_FLAGS",
     "CompileError",
     "CompilerWarning",
     "CudaModule",
@@ -48,9 +48,10 @@ __all__ = [
     "preprocess_source",
 ]
 
-# DEFAULT_NVCC_FLAGS, the options used when a call gives ``options=None``
-# ($CUPLUG_DEFAULT_NVCC_FLAGS, else $PYCUDA_DEFAULT_NVCC_FLAGS, split on whitespace), is read and
-# written through this module.
+#: Options used when a call gives ``options=None``: $CUPLUG_DEFAULT_NVCC_FLAGS, else
+#: $PYCUDA_DEFAULT_NVCC_FLAGS, split on whitespace. Assigning it, as PyCUDA code does, sets what
+#: every later compile uses (the value lives in cuplug._compile.settings; only annotated here).
+DEFAULT_NVCC_FLAGS: list[str]
 _forward_settings(__name__, _settings, ["DEFAULT_NVCC_FLAGS"])
 
 

@@ -177,7 +177,7 @@ __all__ = [
     "get_version",
     "get_driver_version",
     "bitlog2",
-    "CUDA_DEBUGGING",  # noqa: F822  (forwarded below)
+    "CUDA_DEBUGGING",
     "set_debugging",
     "start_profiler",
     "stop_profiler",
@@ -327,8 +327,10 @@ __all__ = [
 # tells.
 from cuplug._driver.peer import memcpy_peer, memcpy_peer_async  # noqa: E402
 
-# CUDA_DEBUGGING lives in cuplug._compile.settings, where the compile step reads it; reading or
-# assigning cuplug.driver.CUDA_DEBUGGING (as PyCUDA code does) goes there.
+#: When true, every compile disables the cache, keeps its files and builds with -G
+#: (set_debugging()). Assigning it, as PyCUDA code does, takes effect (the value lives in
+#: cuplug._compile.settings, where the compile step reads it; only annotated here).
+CUDA_DEBUGGING: bool
 _forward_settings(__name__, _settings, ["CUDA_DEBUGGING"])
 
 
