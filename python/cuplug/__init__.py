@@ -34,8 +34,8 @@ VERSION, VERSION_STATUS = _split_version(__version__)
 VERSION_TEXT = __version__
 
 # Before the extension: the core's toolkit search order takes in NVIDIA's pip wheels of this
-# Python (cuplug[cu13]) from the environment (cuplug._toolkit).
-from . import _toolkit  # noqa: E402
+# Python (cuplug[cu13]) from the environment (cuplug._compile.toolkit).
+from ._compile import toolkit as _toolkit  # noqa: E402
 from ._public import public_dir as _public_dir  # noqa: E402
 
 _toolkit.export_wheel_roots()

@@ -8,7 +8,7 @@ cuplug's in one process (a private context makes their handles "invalid resource
 in cuplug and the other way round). ``import cuplug.autoinit_private`` keeps PyCUDA's behaviour.
 """
 
-from cuplug import _auto
+from cuplug import _auto, driver, tools  # noqa: F401  (imported with it, as in PyCUDA)
 
 context = device = None
 _auto.start(globals(), primary=True)

@@ -3,7 +3,7 @@
 module's attributes. Prefer cuplug.autoinit (the shared primary context) when the process also
 uses PyTorch, CuPy or the CUDA runtime."""
 
-from cuplug import _auto
+from cuplug import _auto, driver, tools  # noqa: F401  (imported with it, as in PyCUDA)
 
 context = device = None
 _auto.start(globals(), primary=False)

@@ -7,21 +7,17 @@ usable from any thread (their context is pushed for the call), ``Stream(priority
 ``Stream.__cuda_stream__``, ``Event.handle``, and no abort at exit with contexts left pushed.
 
 The namespace is listed here name by name (``__all__``): the extension's names come from
-cuplug._core, the Python helpers from cuplug._memory and cuplug._launch. The extension's
+cuplug._core, the Python helpers from the ``cuplug._driver`` wing (copies, arguments, CUDA
+arrays, textures, peer copies). The extension's
 submodules (backend registry, allocator bindings) belong to cuplug.plugins and cuplug.memory,
 not to this namespace; tests/python/test_package_structure.py fails when the extension gains a
 public name that is neither listed here nor said to belong elsewhere.
 """
 
-from cuplug._arrays import (
-    TextureReference,
-    bind_array_to_texref,
-    gpuarray_to_array,
-    make_multichannel_2d_array,
-    matrix_to_array,
-    matrix_to_texref,
-    np_to_array,
-)
+# Registers the hook Function.__call__ uses for DLPack-only kernel arguments (JAX arrays), so that
+# they work without cuplug.gpuarray imported, as they did when the extension imported it by name.
+from cuplug._array import interop as _interop  # noqa: F401
+from cuplug._compile import settings as _settings
 from cuplug._core import (
     TR_DEFAULT,
     TRSA_OVERRIDE_FORMAT,
@@ -150,10 +146,20 @@ from cuplug._core import (
     stop_profiler,
 )
 from cuplug._curand_info import direction_vector_set, get_curand_version
-from cuplug._launch import ArgumentHandler, In, InOut, Out
-from cuplug._memory import from_device, from_device_like, mem_alloc_like, to_device
+from cuplug._driver.arguments import ArgumentHandler, In, InOut, Out
+from cuplug._driver.copies import from_device, from_device_like, mem_alloc_like, to_device
+from cuplug._driver.cuda_arrays import (
+    TextureReference,
+    bind_array_to_texref,
+    gpuarray_to_array,
+    make_multichannel_2d_array,
+    matrix_to_array,
+    matrix_to_texref,
+    np_to_array,
+)
+from cuplug._driver.textures import dtype_to_array_format
+from cuplug._public import forward_settings as _forward_settings
 from cuplug._public import public_dir as _public_dir
-from cuplug._textures import dtype_to_array_format
 
 __all__ = [
     # exceptions
@@ -317,10 +323,15 @@ __all__ = [
     "InOut",
 ]
 
-# Peer copies enable peer access once per pair of contexts (cuplug._peer); can_access_peer tells.
-from ._peer import memcpy_peer, memcpy_peer_async  # noqa: E402
+# Peer copies enable peer access once per pair of contexts (cuplug._driver.peer); can_access_peer
+# tells.
+from cuplug._driver.peer import memcpy_peer, memcpy_peer_async  # noqa: E402
 
-CUDA_DEBUGGING = False
+#: When true, every compile disables the cache, keeps its files and builds with -G
+#: (set_debugging()). Assigning it, as PyCUDA code does, takes effect (the value lives in
+#: cuplug._compile.settings, where the compile step reads it; only annotated here).
+CUDA_DEBUGGING: bool
+_forward_settings(__name__, _settings, ["CUDA_DEBUGGING"])
 
 
 def set_debugging(flag=True):
@@ -331,8 +342,7 @@ def set_debugging(flag=True):
     flag : bool
         True turns kernel debugging on, False off.
     """
-    global CUDA_DEBUGGING
-    CUDA_DEBUGGING = flag
+    _settings.CUDA_DEBUGGING = flag
 
 
 def initialize_profiler(config_file, output_file, output_mode):

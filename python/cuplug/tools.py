@@ -1,10 +1,10 @@
 """PyCUDA's ``pycuda.tools`` for cuplug: default context, device data, occupancy, C types of
-dtypes, context-dependent memoization and test helpers. The C-argument parser (parse_c_arg and
-its Argument classes) lives in cuplug._cargs and the memory pools in cuplug._pools; both are
-re-exported here under PyCUDA's names."""
+dtypes, context-dependent memoization and test helpers. Re-exported here under PyCUDA's names:
+the C-argument parser (parse_c_arg and its Argument classes) from cuplug._cargs, the memory pools
+from cuplug._driver.pools, make_default_context from cuplug._driver.default_context and the
+memoization (context_dependent_memoize, clear_context_caches) from cuplug._driver.memoize."""
 
 import functools
-import os
 import warnings
 
 import cuplug.driver as cuda
@@ -15,7 +15,14 @@ from cuplug._cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
     get_arg_type,
     parse_c_arg,
 )
-from cuplug._pools import (  # noqa: F401  (PyCUDA's pycuda.tools re-exports these)
+from cuplug._driver.default_context import configured_device_number as _configured_device_number
+from cuplug._driver.default_context import make_default_context
+from cuplug._driver.memoize import (
+    clear_context_caches,
+    context_dependent_memoize,
+    context_dependent_memoized_functions,
+)
+from cuplug._driver.pools import (  # noqa: F401  (PyCUDA's pycuda.tools re-exports these)
     DebugMemoryPool,
     DeviceMemoryPool,
     PageLockedAllocator,
@@ -25,23 +32,6 @@ from cuplug._pools import (  # noqa: F401  (PyCUDA's pycuda.tools re-exports the
 from cuplug._public import public_dir as _public_dir
 
 # {{{ default device / context
-
-
-def _configured_device_number():
-    """$CUDA_DEVICE, else the contents of ~/.cuda_device, else None (PyCUDA's lookup)."""
-    devn = os.environ.get("CUDA_DEVICE")
-    if devn is None:
-        try:
-            with open(os.path.join(os.path.expanduser("~"), ".cuda_device")) as f:
-                devn = f.read().strip()
-        except OSError:
-            return None
-    try:
-        return int(devn)
-    except ValueError:
-        raise TypeError(
-            f"CUDA device number (CUDA_DEVICE or ~/.cuda_device) must be an integer, got {devn!r}"
-        ) from None
 
 
 def get_default_device(default=0):
@@ -64,50 +54,6 @@ def get_default_device(default=0):
     )
     devn = _configured_device_number()
     return cuda.Device(default if devn is None else devn)
-
-
-def make_default_context(ctx_maker=None):
-    """A context on the device named by $CUDA_DEVICE or ~/.cuda_device, else on the first
-    device where ``ctx_maker(dev)`` (default: ``dev.make_context()``) succeeds.
-
-    Parameters
-    ----------
-    ctx_maker : collections.abc.Callable | None
-        Makes a context from a Device; None: ``Device.make_context``.
-
-    Returns
-    -------
-    Context
-        The new context, pushed.
-    """
-    if ctx_maker is None:
-
-        def ctx_maker(dev):
-            return dev.make_context()
-
-    ndevices = cuda.Device.count()
-    if ndevices == 0:
-        raise RuntimeError("No CUDA enabled device found. Please check your installation.")
-
-    devn = _configured_device_number()
-    if devn is not None:
-        if not 0 <= devn < ndevices:
-            raise ValueError(
-                f"CUDA device number {devn} (from CUDA_DEVICE or ~/.cuda_device) is out of range: "
-                f"this machine has {ndevices} CUDA device(s), numbered 0 to {ndevices - 1}"
-            )
-        return ctx_maker(cuda.Device(devn))
-
-    for devn in range(ndevices):
-        try:
-            return ctx_maker(cuda.Device(devn))
-        except cuda.Error:
-            pass
-
-    raise RuntimeError(
-        "make_default_context() wasn't able to create a context "
-        f"on any of the {ndevices} detected devices"
-    )
 
 
 # }}}
@@ -297,75 +243,7 @@ from cuplug._dtypes import (  # noqa: E402, F401  (re-exported)
 
 # {{{ context-dependent memoization
 
-context_dependent_memoized_functions = []
-
-
-class _MemoizedResults:
-    """What ``func._pycuda_ctx_dep_memoize_dic`` is (PyCUDA's attribute, which its
-    clear_context_caches() clears): the function's results live in cuplug's per-context cache,
-    one table per live context, and clear() forgets them in every context."""
-
-    def __init__(self, func):
-        self._func = func
-
-    def clear(self):
-        from cuplug._driver import context_cache
-
-        context_cache.forget(_MEMOIZED, self._func)
-
-
-_MEMOIZED = "context_dependent_memoize"
-
-
-def context_dependent_memoize(func):
-    """Caches func's results per current context and per arguments (kwargs included). The
-    results of a context go with it (cuplug's per-context cache drops them just before the
-    context is destroyed), and a new context that gets a destroyed one's handle starts afresh.
-
-    Parameters
-    ----------
-    func : collections.abc.Callable
-        The function to cache.
-
-    Returns
-    -------
-    collections.abc.Callable
-        The caching wrapper.
-    """
-    from cuplug._driver import context_cache
-
-    func._pycuda_ctx_dep_memoize_dic = _MemoizedResults(func)
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        cache_key = (args, frozenset(kwargs.items())) if kwargs else (args,)
-        tables = context_cache.per_object(cuda.Context.get_current(), _MEMOIZED)
-        results = tables.get(func)
-        if results is None:
-            results = tables[func] = {}
-        try:
-            return results[cache_key]
-        except KeyError:
-            context_dependent_memoized_functions.append(func)
-            result = results[cache_key] = func(*args, **kwargs)
-            return result
-
-    return wrapper
-
-
-def clear_context_caches():
-    """Empties every context_dependent_memoize cache and cuplug's per-context cache (loaded
-    modules, compiled kernels, array pools, rng generators), dropping the contexts and modules
-    they keep alive."""
-    for func in context_dependent_memoized_functions:
-        try:
-            func._pycuda_ctx_dep_memoize_dic.clear()
-        except AttributeError:
-            pass
-    from cuplug._driver import context_cache
-
-    context_cache.clear()
-
+# In cuplug._driver.memoize (private code memoizes per context too), re-exported above.
 
 # }}}
 

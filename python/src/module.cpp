@@ -1,6 +1,7 @@
 // The extension module cuplug._core: one init_<area>() per file.
 #include "bindings.hpp"
 #include "driver/context.hpp"
+#include "hooks.hpp"
 #include "support/convert.hpp"
 
 namespace cuplug::python {
@@ -12,6 +13,7 @@ PYBIND11_MODULE(_core, m) {
   using namespace cuplug::python;
   m.doc() = "cuplug's C++ core: driver objects, memory, launch, backends";
   init_python_log(m);
+  hooks::init_hooks(m); // _register_hooks: the package's modules hand theirs over at import
   init_errors(m);
   init_enums(m);
   init_device(m);

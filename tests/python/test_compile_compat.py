@@ -9,6 +9,7 @@ import warnings
 import pytest
 
 from cuplug import compiler
+from cuplug._compile import compiling
 
 ARCH = "sm_90"
 
@@ -127,7 +128,7 @@ def test_a_users_own_header_of_the_same_name_wins(tmp_path):
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on PATH for the fall-back")
 def test_host_header_falls_back_to_nvcc_once_with_a_warning():
     src = "#include <iostream>\n__global__ void k(float *x) { x[0] = 1; }"
-    compiler._fallback_warned.discard("iostream")
+    compiling._fallback_warned.discard("iostream")
     with pytest.warns(compiler.CompilerWarning, match=r"<iostream>.*nvcc.*compiler='nvcc'"):
         cubin = compiler.compile(unique(src), arch=ARCH, no_extern_c=True)
     assert cubin.startswith(b"\x7fELF")

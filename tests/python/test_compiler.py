@@ -15,6 +15,7 @@ import pytest
 import cuplug
 import cuplug.driver as drv
 from cuplug import compiler
+from cuplug._compile import compiling
 from cuplug._core import _compiler as _cc
 
 BACKENDS = ["nvrtc", "nvcc"]
@@ -83,10 +84,10 @@ def test_nvcc_makes_fatbin_and_nvrtc_refuses_it():
 
 def test_the_selected_backend_is_used_by_default():
     with cuplug.using(compiler="nvcc"):
-        _, _, name = compiler._compile(DOUBLE_ARRAY, arch="sm_90")
+        _, _, name = compiling.compile_source(DOUBLE_ARRAY, arch="sm_90")
     assert name == "nvcc"
     with cuplug.using(compiler="nvrtc"):
-        _, _, name = compiler._compile(DOUBLE_ARRAY, arch="sm_90")
+        _, _, name = compiling.compile_source(DOUBLE_ARRAY, arch="sm_90")
     assert name == "nvrtc"
 
 
@@ -308,34 +309,35 @@ def test_arch_choice_helper():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_device_newer_than_the_compiler_is_clamped_with_one_warning(backend, monkeypatch):
     monkeypatch.delenv("CUPLUG_ARCH", raising=False)
-    monkeypatch.setattr(compiler, "_current_context", lambda: object())
-    monkeypatch.setattr(compiler, "_device_arch", lambda ctx: 990)  # no compiler knows sm_990
-    monkeypatch.setattr(compiler, "_warned_clamps", set())
+    monkeypatch.setattr(compiling, "_current_context", lambda: object())
+    monkeypatch.setattr(compiling, "_device_arch", lambda ctx: 990)  # no compiler knows sm_990
+    monkeypatch.setattr(compiling, "_warned_clamps", set())
     newest = max(_cc.compiler_info(backend)[2])
     with pytest.warns(UserWarning, match=f"cannot compile for sm_990.*compute_{newest}"):
-        result, target, _ = compiler._compile(DOUBLE_ARRAY, backend=backend, for_module=True)
+        result, target, _ = compiling.compile_source(DOUBLE_ARRAY, backend=backend, for_module=True)
     assert target == "ptx"  # a cubin of an older major version would not load
     assert f".target sm_{newest}".encode() in result.data
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        compiler._compile(DOUBLE_ARRAY, backend=backend, for_module=True)  # said once
+        compiling.compile_source(DOUBLE_ARRAY, backend=backend, for_module=True)  # said once
 
     # Same major version, newer minor: a cubin of the newest minor below it runs there.
-    monkeypatch.setattr(compiler, "_device_arch", lambda ctx: 99)
+    monkeypatch.setattr(compiling, "_device_arch", lambda ctx: 99)
     supported = _cc.compiler_info(backend)[2]
     below = max(a for a in supported if a <= 99)
     with pytest.warns(UserWarning, match=f"sm_{below} code, which runs on this device"):
-        result, target, _ = compiler._compile(DOUBLE_ARRAY, backend=backend, for_module=True)
+        result, target, _ = compiling.compile_source(DOUBLE_ARRAY, backend=backend, for_module=True)
     assert target == "cubin" and result.data[:4] == b"\x7fELF"
 
 
 # ---- backend selection through the environment and the config file --------------------------
 
 WHICH_BACKEND = (
-    "from cuplug import compiler\n"
-    "print(compiler._compile('__global__ void k(float *a) { a[0] = 1; }', arch='sm_90')[2])\n"
+    "from cuplug._compile import compiling\n"
+    "source = '__global__ void k(float *a) { a[0] = 1; }'\n"
+    "print(compiling.compile_source(source, arch='sm_90')[2])\n"
 )
 
 
@@ -496,7 +498,7 @@ def test_dynamic_parallelism(ctx, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_debug_code_and_keep_reach_each_backend_as_its_own_flags(backend, monkeypatch, capsys):
     monkeypatch.setattr(drv, "CUDA_DEBUGGING", True)
-    result, _, _ = compiler._compile(unique(DOUBLE_ARRAY), code="sm_86", backend=backend)
+    result, _, _ = compiling.compile_source(unique(DOUBLE_ARRAY), code="sm_86", backend=backend)
     kept = capsys.readouterr().out.split("*** compiler output in ", 1)[1].strip()
     try:
         assert kept == result.kept_directory and os.path.isdir(kept)
@@ -517,14 +519,14 @@ def test_a_third_compiler_backend_needs_no_change_to_the_compiler_module(tmp_pat
         pytest.skip("the fake compiler plugin is not built (set CUPLUG_BUILD_DIR)")
     out = run_python(
         "import warnings, cuplug, cuplug.driver as drv\n"
-        "from cuplug import compiler\n"
+        "from cuplug._compile import compiling\n"
         f"cuplug.plugins.load({plugin!r})\n"
         "drv.CUDA_DEBUGGING = True\n"
         "with warnings.catch_warnings(record=True) as w:\n"
         "    warnings.simplefilter('always')\n"
-        "    r, _, name = compiler._compile('__global__ void k() {}', arch='sm_90',\n"
-        "                                   code='sm_90', backend='fake_compiler', keep=True,\n"
-        "                                   nvcc='/some/nvcc')\n"
+        "    r, _, name = compiling.compile_source('__global__ void k() {}', arch='sm_90',\n"
+        "                                          code='sm_90', backend='fake_compiler',\n"
+        "                                          keep=True, nvcc='/some/nvcc')\n"
         "print(name, r.data.count(b'void k'), [str(x.message) for x in w])\n"
     )
     assert out.returncode == 0, out.stderr

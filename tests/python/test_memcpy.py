@@ -409,7 +409,7 @@ def test_memcpy_3d_peer(ctx):
     assert np.array_equal(out, vol)
 
 
-# ---- Python helpers (cuplug._memory) and stream arguments ---------------------------------------
+# ---- Python helpers (cuplug._driver.copies) and stream arguments -------------------------------
 
 
 def test_to_device_from_device_helpers(ctx):

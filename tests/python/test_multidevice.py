@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import cuplug.driver as drv
-from cuplug import _core, _peer, gpuarray
+from cuplug import _core, gpuarray
+from cuplug._driver import peer as _peer
 
 pytestmark = pytest.mark.gpu
 

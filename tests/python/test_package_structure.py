@@ -131,14 +131,36 @@ def test_no_import_cycles_through_late_imports():
     )
 
 
+def _is_facade(name: str) -> bool:
+    """A public module: no part of its name after ``cuplug`` starts with an underscore."""
+    return not any(part.startswith("_") for part in name.split(".")[1:])
+
+
+WINGS_DONE = ("cuplug._driver", "cuplug._compile", "cuplug._auto")
+
+
+def test_the_driver_and_compile_wings_import_no_facade():
+    """Private machinery imports only downward (issue 25): the _driver and _compile wings and
+    _auto never import a public module, late imports included."""
+    graph = _import_graph(with_function_bodies=True)
+    upward = {
+        name: sorted(e for e in edges if _is_facade(e))
+        for name, edges in graph.items()
+        if name.startswith(WINGS_DONE)
+    }
+    assert {name: edges for name, edges in upward.items() if edges} == {}
+    assert "cuplug._compile.source_module" in upward and "cuplug._driver.arguments" in upward
+
+
 def test_compiler_and_linking_are_layers():
     graph = _import_graph(with_function_bodies=True)
-    assert "cuplug._linking" in graph["cuplug.compiler"]
-    assert "cuplug.compiler" not in graph["cuplug._linking"]
-    from cuplug import _linking, compiler
+    assert "cuplug._compile.linking" in graph["cuplug._compile.source_module"]
+    assert "cuplug._compile.source_module" not in graph["cuplug._compile.linking"]
+    from cuplug import compiler
+    from cuplug._compile import linking
 
     assert issubclass(compiler.DynamicSourceModule, compiler.DynamicModule)
-    assert issubclass(compiler.DynamicModule, _linking.LinkedModule)
+    assert issubclass(compiler.DynamicModule, linking.LinkedModule)
 
 
 # ---- the C-argument parser ---------------------------------------------------------------------

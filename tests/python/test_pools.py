@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import cuplug.driver as drv
-from cuplug import _pools
+from cuplug._driver import pools as _pools
 
 pytestmark = pytest.mark.gpu
 

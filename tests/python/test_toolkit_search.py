@@ -1,4 +1,5 @@
-"""cuplug's one CUDA toolkit search order at run time (core/src/toolkit.cpp, cuplug._toolkit):
+"""cuplug's one CUDA toolkit search order at run time (core/src/toolkit.cpp,
+cuplug._compile.toolkit):
 $CUDAToolkit_ROOT, $CUDA_PATH, $CUDA_HOME, $CUDA_ROOT, NVIDIA's pip wheels, nvcc on PATH,
 /usr/local/cuda, the build's toolkit; the libraries plugins link are loaded from the first folder
 that has them, and nvcc and the DynamicModule's static libraries are found in the same order."""
@@ -14,7 +15,8 @@ import sys
 
 import pytest
 
-from cuplug import _core, _toolkit
+from cuplug import _core
+from cuplug._compile import toolkit as _toolkit
 
 TOOLKIT_VARS = ("CUDAToolkit_ROOT", "CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "CUPLUG_TOOLKIT_WHEELS")
 
@@ -117,7 +119,7 @@ def test_nvcc_of_the_python_tools_is_the_first_in_the_order(tmp_path):
     nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 99.9, V99.9.1'\n")
     nvcc.chmod(0o755)
     code = (
-        "import json; from cuplug import _nvcc; "
+        "import json; from cuplug._compile import nvcc as _nvcc; "
         "print(json.dumps([_nvcc._find_nvcc('nvcc'), _nvcc.get_nvcc_version('nvcc')]))"
     )
     found, version = run(code, env={"CUDA_PATH": str(first)})
@@ -127,7 +129,10 @@ def test_nvcc_of_the_python_tools_is_the_first_in_the_order(tmp_path):
 def test_dynamic_modules_find_static_libraries_in_the_order(tmp_path):
     root = toolkit(tmp_path / "cuda")
     (root / "lib64").mkdir()
-    code = "import json; from cuplug import _toolkit; print(json.dumps(_toolkit.library_dirs()))"
+    code = (
+        "import json; from cuplug._compile import toolkit; "
+        "print(json.dumps(toolkit.library_dirs()))"
+    )
     dirs = run(code, env={"CUDA_PATH": str(root)})
     assert dirs[0] == str(root / "lib64")
 

@@ -246,7 +246,7 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
     # tells an array from a list of arrays by it).
 
 
-_core._array.set_result_type(GPUArray)
+_core._register_hooks(result_type=GPUArray)
 # clear_context_caches() also drops compiled array kernels and the per-context array pools.
 
 

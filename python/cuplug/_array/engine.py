@@ -40,7 +40,7 @@ TUNING.update(
     )
 )
 if "blocks" in TUNING:
-    _core._array.set_blocks_per_sm(TUNING["blocks"])
+    _core._register_hooks(blocks_per_sm=TUNING["blocks"])
 
 
 def _compile_options(args, options, minimal):

@@ -496,3 +496,5 @@ __all__ = [
     "stream_handle",
     "to_numpy",
 ]
+
+_core._register_hooks(kernel_argument_pointer=kernel_argument_pointer)

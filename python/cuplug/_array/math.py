@@ -170,7 +170,9 @@ def _fallback(name, operands, out, stream, error):
     return _apply(name, tuple(converted), out, stream)
 
 
-_core._array.set_dispatch(_resolve, _fallback, not _dtypes.NEP50)
+_core._register_hooks(
+    dispatch_resolver=_resolve, dispatch_fallback=_fallback, legacy_promotion=not _dtypes.NEP50
+)
 
 
 # ---- functions ----------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import warnings
 
 import numpy as np
 
-from cuplug import _core, _peer
+from cuplug import _core
+from cuplug._driver import peer as _peer
 
 __all__ = ["TransferMixin", "copy_to_context", "to_device", "to_gpu", "to_gpu_async"]
 

@@ -6144,9 +6144,24 @@ def _check_host_buffer(obj: typing.Any, writable: bool, routine: str, role: str,
     """
     Raises what memcpy_htod (writable=False) or memcpy_dtoh (True) would raise for `obj` as its host buffer: not a buffer, not contiguous, read-only, or holding Python objects.
     """
-def _set_context_destroy_hook(hook: typing.Any) -> None:
+def _register_hooks(**kwargs) -> None:
     """
-    Registers hook(handle, serial), called just before a context is destroyed (detach, or its last user gone) while it is still valid: cuplug._driver.context_cache.drop.
+    Registers objects the extension calls back into, by name (each provider module registers its own at import). Every hook is checked first (TypeError for an unknown name or a value of the wrong kind); then all are stored, replacing earlier ones.
+    
+    The hooks:
+      argument_handler (a class, from cuplug._driver.arguments): ArgumentHandler, the base class of the In / Out / InOut kernel arguments
+      describe_memory (a callable, from cuplug._driver.textures): describe_memory(source, **layout): the device memory a TextureObject or SurfaceObject reads
+      context_destroyed (a callable, from cuplug._driver.context_cache): drop(handle, serial), called just before a context is destroyed, while it is valid
+      kernel_argument_pointer (a callable, from cuplug._array.interop): kernel_argument_pointer(obj, stream): the address of a DLPack-only kernel argument
+      result_type (a subclass of cuplug._core._array.ArrayBase, from cuplug._array.core): the ArrayBase subclass operations return (GPUArray)
+      dispatch_resolver (a callable, from cuplug._array.math): resolve(name, descriptors, out_dtype): the kernel and result dtype of an elementwise operation, on a dispatch-cache miss
+      dispatch_fallback (a callable, from cuplug._array.math): fallback(name, operands, out, stream, error): the operations the dispatch cannot cache
+      legacy_promotion (a bool, from cuplug._array.math): True for NumPy 1's value-based promotion of Python scalars
+      blocks_per_sm (an int of at least 1, from cuplug._array.engine): the most blocks of 256 threads per multiprocessor an elementwise launch uses
+    """
+def _registered_hooks() -> dict:
+    """
+    {hook name: the registered object, or None}, for every hook the extension knows (_register_hooks lists what each is for).
     """
 def aligned_empty(shape: int | tuple[int, ...], dtype: numpy.typing.DTypeLike, order: str = 'C', alignment: typing.SupportsInt | typing.SupportsIndex = 4096) -> numpy.ndarray:
     """

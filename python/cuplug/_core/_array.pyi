@@ -4,7 +4,7 @@ The array core: ArrayBase, elementwise engine
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'release_pools', 'set_blocks_per_sm', 'set_dispatch', 'set_result_type']
+__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'release_pools']
 class ArrayBase:
     """
     The C layout under GPUArray: shape, strides, dtype, device memory.
@@ -276,7 +276,9 @@ def double_to_half(value: typing.SupportsFloat | typing.SupportsIndex) -> int:
 def fast_divmod_constants(divisor: typing.SupportsInt | typing.SupportsIndex) -> tuple[int, int]:
     ...
 def get_blocks_per_sm() -> int:
-    ...
+    """
+    The most blocks of 256 threads per multiprocessor an elementwise launch uses (the blocks_per_sm hook, from CUPLUG_ARRAY_TUNE).
+    """
 def pool_count() -> int:
     """
     Contexts with a default array pool (they go with their contexts).
@@ -284,16 +286,4 @@ def pool_count() -> int:
 def release_pools() -> int:
     """
     Gives back the memory the per-context array pools hold and forgets the pools.
-    """
-def set_blocks_per_sm(value: typing.SupportsInt | typing.SupportsIndex) -> None:
-    """
-    The most blocks of 256 threads per multiprocessor an elementwise launch uses.
-    """
-def set_dispatch(resolver: typing.Any, fallback: typing.Any, legacy_promotion: bool) -> None:
-    """
-    Installs the Python resolver (name, descriptors, out_dtype) -> (ElementwiseCore, result dtype) or None, and the fallback for cases it cannot cache.
-    """
-def set_result_type(cls: typing.Any) -> None:
-    """
-    Registers the class operations return when no operand's class says otherwise.
     """

@@ -144,4 +144,4 @@ def entry_count() -> int:
     return sum(len(found) for found in list(_by_context.values()))
 
 
-_core._set_context_destroy_hook(drop)
+_core._register_hooks(context_destroyed=drop)  # the extension calls it (python/src/hooks.hpp)

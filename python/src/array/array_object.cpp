@@ -6,6 +6,7 @@
 #include "array/array_memory.hpp"
 #include "array/array_ops.hpp"
 #include "array/type_codes.hpp"
+#include "hooks.hpp"
 #include "support/convert.hpp"
 
 #include <cstring>
@@ -16,7 +17,6 @@ namespace cuplug::python::array {
 namespace {
 
 PyTypeObject *the_type = nullptr;
-PyTypeObject *result_type = nullptr;
 
 // Throws ValueError for a shape whose element or byte count does not fit (array_extent.hpp).
 void compute_flags(array_object *a) {
@@ -409,8 +409,10 @@ PyMethodDef methods[] = {
 } // namespace
 
 PyTypeObject *array_type() noexcept { return the_type; }
+// The result_type hook (GPUArray, registered by cuplug._array.core); ArrayBase before that.
 PyTypeObject *default_result_type() noexcept {
-  return result_type != nullptr ? result_type : the_type;
+  py::handle registered = hooks::get(hooks::hook::result_type);
+  return registered ? reinterpret_cast<PyTypeObject *>(registered.ptr()) : the_type;
 }
 
 void dense_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize, bool fortran,
@@ -529,17 +531,6 @@ void init_array_object(py::module_ &m) {
   the_type = &type;
   Py_INCREF(&type);
   m.add_object("ArrayBase", py::handle(reinterpret_cast<PyObject *>(&type)));
-  m.def(
-      "set_result_type",
-      [](py::handle cls) {
-        if (!PyType_Check(cls.ptr()) ||
-            !PyType_IsSubtype(reinterpret_cast<PyTypeObject *>(cls.ptr()), &type))
-          throw py::type_error("set_result_type: expected a subclass of ArrayBase");
-        Py_INCREF(cls.ptr());
-        result_type = reinterpret_cast<PyTypeObject *>(cls.ptr());
-      },
-      py::arg("cls"),
-      "Registers the class operations return when no operand's class says otherwise.");
 }
 
 } // namespace cuplug::python::array

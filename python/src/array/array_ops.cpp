@@ -6,6 +6,7 @@
 #include "array/array_object.hpp"
 #include "array/elementwise_core.hpp"
 #include "array/type_codes.hpp"
+#include "hooks.hpp"
 #include "support/convert.hpp"
 
 #include <algorithm>
@@ -41,9 +42,9 @@ struct resolved_op {
   bool check_exponent = false;
 };
 
+// The resolver and the fallback are the dispatch_resolver / dispatch_fallback hooks (hooks.hpp:
+// cuplug._array.math._resolve and _fallback); legacy_promotion is a copy of that hook's value.
 struct dispatch_state {
-  py::object resolver; // cuplug._array.math._resolve(name, descriptors, out_dtype)
-  py::object fallback; // cuplug._array.math._fallback(name, operands, out, stream, error)
   PyTypeObject *np_generic = nullptr;
   bool legacy_promotion = false;
   std::unordered_map<PyObject *, int> op_ids;
@@ -234,14 +235,14 @@ const resolved_op &resolve(int id, PyObject *name, PyObject *const *operands, Py
   auto it = st.cache.find(key);
   if (it != st.cache.end())
     return it->second;
-  if (!st.resolver)
-    throw py::import_error("cuplug._array is not initialised (import cuplug.gpuarray)");
+  py::handle resolver =
+      hooks::require(hooks::hook::dispatch_resolver, "an elementwise operation on arrays");
   py::tuple descr(n);
   for (Py_ssize_t k = 0; k < n; ++k)
     descr[k] = descriptor(operands[k], cls[k]);
   py::object out_dtype =
       out == nullptr ? py::none() : py::reinterpret_borrow<py::object>(out->dtype);
-  py::object r = st.resolver(py::handle(name), descr, out_dtype);
+  py::object r = resolver(py::handle(name), descr, out_dtype);
   if (r.is_none()) {
     not_impl = true;
     static resolved_op none;
@@ -264,12 +265,13 @@ const resolved_op &resolve(int id, PyObject *name, PyObject *const *operands, Py
 
 PyObject *call_fallback(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObject *out,
                         PyObject *stream, py::handle error) {
-  dispatch_state &st = state();
   py::tuple ops(n);
   for (Py_ssize_t k = 0; k < n; ++k)
     ops[k] = py::reinterpret_borrow<py::object>(operands[k]);
-  py::object r = st.fallback(py::handle(name), ops, out != nullptr ? py::handle(out) : py::none(),
-                             py::handle(stream), error);
+  py::object r =
+      hooks::require(hooks::hook::dispatch_fallback, "an elementwise operation on arrays")(
+          py::handle(name), ops, out != nullptr ? py::handle(out) : py::none(), py::handle(stream),
+          error);
   return r.release().ptr();
 }
 
@@ -655,20 +657,18 @@ void init_array_ops(py::module_ &m) {
   if (f == nullptr)
     throw py::error_already_set();
   m.add_object("apply", py::reinterpret_steal<py::object>(f));
-  m.def(
-      "set_dispatch",
-      [](py::object resolver, py::object fallback, bool legacy) {
-        dispatch_state &st = state();
-        st.resolver = std::move(resolver);
-        st.fallback = std::move(fallback);
-        st.legacy_promotion = legacy;
+  // What was resolved with the previous hooks is forgotten when any of them is registered.
+  for (hooks::hook h : {hooks::hook::dispatch_resolver, hooks::hook::dispatch_fallback,
+                        hooks::hook::legacy_promotion})
+    hooks::on_register(h, [] {
+      dispatch_state &st = state();
+      py::handle legacy = hooks::get(hooks::hook::legacy_promotion);
+      st.legacy_promotion = legacy && legacy.ptr() == Py_True;
+      if (st.np_generic == nullptr)
         st.np_generic = reinterpret_cast<PyTypeObject *>(
             py::object(py::module_::import("numpy").attr("generic")).release().ptr());
-        st.cache.clear();
-      },
-      py::arg("resolver"), py::arg("fallback"), py::arg("legacy_promotion"),
-      "Installs the Python resolver (name, descriptors, out_dtype) -> (ElementwiseCore, "
-      "result dtype) or None, and the fallback for cases it cannot cache.");
+      st.cache.clear();
+    });
   m.def("clear_dispatch_cache", [] { state().cache.clear(); });
   m.def("dispatch_cache_size", [] { return state().cache.size(); });
 }

@@ -3,6 +3,7 @@
 
 #include "array/same_device.hpp"
 #include "array/type_codes.hpp"
+#include "hooks.hpp"
 #include "support/convert.hpp"
 
 #include <cuplug/errors.hpp>
@@ -341,17 +342,17 @@ void elementwise_core::launch(const operand *ops, CUstream stream,
 namespace {
 // One work item per thread measured fastest on H100/H200 for memory-bound operations (the
 // grid-stride loop then only covers grids beyond 2**31 - 1 blocks).
-long long blocks_per_sm = 1LL << 24;
+constexpr long long default_blocks_per_sm = 1LL << 24;
+long long blocks_per_sm = default_blocks_per_sm; // or the blocks_per_sm hook (CUPLUG_ARRAY_TUNE)
 std::unordered_map<CUdevice, long long> &block_limits() {
   static auto *limits = new std::unordered_map<CUdevice, long long>();
   return *limits;
 }
 } // namespace
 
-void set_blocks_per_sm(long long value) {
-  if (value < 1)
-    throw py::value_error("blocks_per_sm must be at least 1");
-  blocks_per_sm = value;
+void refresh_blocks_per_sm() {
+  py::handle value = hooks::get(hooks::hook::blocks_per_sm); // an int >= 1, checked there
+  blocks_per_sm = value ? value.cast<long long>() : default_blocks_per_sm;
   block_limits().clear();
 }
 

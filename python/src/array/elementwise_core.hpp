@@ -110,7 +110,8 @@ void fill_operand(const arg_spec &spec, py::handle value, operand &out);
 // The launch geometry for `work` work items on the current device (grid-stride loops): at most
 // blocks_per_sm blocks of 256 threads per multiprocessor (default: no cap below 2**31 - 1).
 unsigned grid_for(long long work, CUdevice device);
-void set_blocks_per_sm(long long value);
+// Re-reads the blocks_per_sm hook (hooks.hpp; its listener, with the GIL held).
+void refresh_blocks_per_sm();
 long long get_blocks_per_sm() noexcept;
 
 void init_elementwise_core(py::module_ &m);

@@ -8,6 +8,7 @@
 #include "array/same_device.hpp"
 #include "array/type_codes.hpp"
 #include "bindings.hpp"
+#include "hooks.hpp"
 #include "support/convert.hpp"
 
 #include <pybind11/stl.h>
@@ -177,9 +178,10 @@ void init_array(py::module_ &m) {
   add_context_destroy_listener(&elementwise_core::drop_context);
   add_context_destroy_listener(
       static_cast<void (*)(CUcontext, unsigned long long) noexcept>(&release_array_pools));
-  a.def("set_blocks_per_sm", &set_blocks_per_sm, py::arg("value"),
-        "The most blocks of 256 threads per multiprocessor an elementwise launch uses.");
-  a.def("get_blocks_per_sm", &get_blocks_per_sm);
+  hooks::on_register(hooks::hook::blocks_per_sm, &refresh_blocks_per_sm);
+  a.def("get_blocks_per_sm", &get_blocks_per_sm,
+        "The most blocks of 256 threads per multiprocessor an elementwise launch uses (the "
+        "blocks_per_sm hook, from CUPLUG_ARRAY_TUNE).");
   a.def("double_to_half", &double_to_half, py::arg("value"),
         "IEEE binary16 bits of a double, rounded to nearest even (as NumPy).");
 }

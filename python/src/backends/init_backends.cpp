@@ -320,7 +320,7 @@ void bind_driver_state(py::module_ &m) {
 }
 
 // cuplug's one CUDA toolkit search order (cuplug/toolkit.hpp), for the Python package's own
-// toolkit lookups (cuplug._toolkit) and `python -m cuplug info`.
+// toolkit lookups (cuplug._compile.toolkit) and `python -m cuplug info`.
 void bind_toolkit(py::module_ &m) {
   m.def(
       "toolkit_roots",

@@ -9,6 +9,7 @@
 #include "driver/context.hpp"
 #include "driver/activation.hpp"
 #include "driver/context_lookup.hpp"
+#include "hooks.hpp"
 #include "support/convert.hpp"
 
 #include <cuplug/context_events.hpp>
@@ -174,18 +175,18 @@ std::vector<context_listener> &listeners() {
   return *l;
 }
 
-py::object *&python_hook() {
-  static py::object *hook = nullptr; // leaked: the interpreter may be gone when contexts die
-  return hook;
-}
-
+// The context_destroyed hook (cuplug._driver.context_cache.drop); none registered: no Python
+// cache holds anything of the context.
 void call_python_hook(CUcontext handle, unsigned long long serial) noexcept {
-  if (python_hook() == nullptr || interpreter_finalizing() || stack_gone)
+  if (interpreter_finalizing() || stack_gone)
     return;
   try {
     py::gil_scoped_acquire gil;
+    py::handle hook = hooks::get(hooks::hook::context_destroyed);
+    if (!hook)
+      return;
     try {
-      (*python_hook())(reinterpret_cast<std::intptr_t>(handle), serial);
+      hook(reinterpret_cast<std::intptr_t>(handle), serial);
     } catch (py::error_already_set &e) {
       e.discard_as_unraisable("cuplug: dropping a destroyed context's cached objects");
     }
@@ -201,12 +202,6 @@ void add_context_destroy_listener(context_listener listener) {
   auto &l = listeners();
   if (std::find(l.begin(), l.end(), listener) == l.end())
     l.push_back(listener);
-}
-
-void set_python_context_destroy_hook(py::object hook) {
-  if (python_hook() == nullptr)
-    python_hook() = new py::object();
-  *python_hook() = std::move(hook);
 }
 
 void context::notify_destroyed() noexcept {

@@ -76,8 +76,8 @@ private:
 // context up again. Registered once, at import; never removed.
 using context_listener = void (*)(CUcontext handle, unsigned long long serial);
 void add_context_destroy_listener(context_listener listener);
-// The Python side's listener (cuplug._driver.context_cache.drop), called with the GIL held.
-void set_python_context_destroy_hook(py::object hook);
+// The Python side's listener is the context_destroyed hook (hooks.hpp:
+// cuplug._driver.context_cache.drop), called first, with the GIL held.
 
 // Makes `ctx` current for the scope if it is not, and restores the previous state. Contexts may
 // be made current on any thread (cuCtxPushCurrent works across threads), so this throws only for

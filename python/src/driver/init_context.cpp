@@ -8,9 +8,6 @@
 namespace cuplug::python {
 
 void init_context(py::module_ &m) {
-  m.def("_set_context_destroy_hook", &set_python_context_destroy_hook, py::arg("hook"),
-        "Registers hook(handle, serial), called just before a context is destroyed (detach, or "
-        "its last user gone) while it is still valid: cuplug._driver.context_cache.drop.");
   py::class_<context, context_ptr>(
       m, "Context",
       "A CUDA context. Device.make_context() creates one and makes it current; "

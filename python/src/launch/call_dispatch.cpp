@@ -1,6 +1,7 @@
 // Function.__call__'s argument packing: PyCUDA's per-argument type dispatch (spec §1.11).
 #include "array/array_object.hpp"
 #include "array/same_device.hpp"
+#include "hooks.hpp"
 #include "launch/arg_packer.hpp"
 #include "launch/arg_values.hpp"
 #include "launch/numpy_scalars.hpp"
@@ -20,10 +21,9 @@ namespace {
 
 // ---- __call__ dispatch helpers ------------------------------------------------------------------
 
-// Python classes the dispatch needs, looked up on first use (they live in modules that import
-// this extension). Leaked on purpose: they outlive every call.
+// Classes of this extension the dispatch needs, looked up on first use. Leaked on purpose: they
+// outlive every call. (ArgumentHandler, a Python class, is the argument_handler hook.)
 struct call_classes {
-  PyObject *argument_handler = nullptr; // cuplug._launch.ArgumentHandler
   PyObject *managed_allocation = nullptr;
   PyObject *pointer_like = nullptr; // tuple of cuplug pointer classes that are not DeviceAllocation
 };
@@ -33,8 +33,6 @@ const call_classes &classes() {
   if (c != nullptr)
     return *c;
   auto *made = new call_classes;
-  made->argument_handler =
-      py::object(py::module_::import("cuplug._launch").attr("ArgumentHandler")).release().ptr();
   py::module_ core = py::module_::import("cuplug._core");
   made->managed_allocation = py::getattr(core, "ManagedAllocation", py::none()).release().ptr();
   py::list pointer_like;
@@ -200,7 +198,10 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
     return;
   }
   const call_classes &cls = classes();
-  if (is_instance(obj, cls.argument_handler)) {
+  // No ArgumentHandler can exist before cuplug._driver.arguments, which registers the class, is
+  // imported: an unregistered hook means no argument is one.
+  py::handle argument_handler = hooks::get(hooks::hook::argument_handler);
+  if (argument_handler && is_instance(obj, argument_handler.ptr())) {
     // Its device pointer is filled in by pack_call once every argument has been checked.
     handlers.push_back(py::reinterpret_borrow<py::object>(obj));
     return a.pointer(0);
@@ -241,8 +242,9 @@ void classify(PyObject *obj, std::size_t index, call_arg &a, std::vector<py::obj
   // launch's stream by their producer (DLPack's stream argument).
   if (launch_stream && PyObject_HasAttrString(obj, "__dlpack__") == 1 &&
       PyObject_HasAttrString(obj, "__dlpack_device__") == 1) {
-    py::object ptr = py::module_::import("cuplug._array.interop")
-                         .attr("kernel_argument_pointer")(py::handle(obj), launch_stream);
+    py::object ptr =
+        hooks::require(hooks::hook::kernel_argument_pointer,
+                       "a DLPack-only kernel argument")(py::handle(obj), launch_stream);
     if (!ptr.is_none())
       return a.pointer(to_devptr(ptr));
   }

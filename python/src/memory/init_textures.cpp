@@ -4,6 +4,7 @@
 #include "array/array_object.hpp"
 #include "bindings.hpp"
 #include "driver/activation.hpp"
+#include "hooks.hpp"
 #include "memory/cuda_array.hpp"
 #include "memory/memory.hpp"
 #include "memory/sampler.hpp"
@@ -94,7 +95,7 @@ CUarray_format format_of(py::handle value) {
       py::int_(py::reinterpret_borrow<py::object>(value)).cast<int>());
 }
 
-// The resource behind `source`: an Array, or device memory that cuplug._textures describes
+// The resource behind `source`: an Array, or device memory that cuplug._driver.textures describes
 // (GPUArray, objects with __cuda_array_interface__, or a pointer with an explicit layout).
 // What the texture reads (for its use-after-free checks) goes to *memory / *array.
 CUDA_RESOURCE_DESC resource_of(py::handle source, const py::dict &layout, CUarray_format *format,
@@ -114,7 +115,8 @@ CUDA_RESOURCE_DESC resource_of(py::handle source, const py::dict &layout, CUarra
     *array = py::reinterpret_borrow<py::object>(source).cast<cuda_array_ptr>();
     return r;
   }
-  py::dict d = py::module_::import("cuplug._textures").attr("describe_memory")(source, **layout);
+  py::dict d = hooks::require(hooks::hook::describe_memory,
+                              "a texture or surface over device memory")(source, **layout);
   const CUdeviceptr ptr = d["ptr"].cast<CUdeviceptr>();
   *format = format_of(d["format"]);
   const unsigned channels = d["num_channels"].cast<unsigned>();

@@ -152,7 +152,7 @@ def test_clear_context_caches_empties_the_cache(fresh_contexts):
 
 
 def test_peer_access_is_enabled_again_for_a_new_context_at_a_dead_ones_handle(fresh_contexts, fake):
-    from cuplug import _peer
+    from cuplug._driver import peer as _peer
 
     if drv.Device.count() < 2:
         pytest.skip("needs two devices")

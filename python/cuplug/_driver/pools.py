@@ -14,7 +14,7 @@ import sys
 import traceback
 import weakref
 
-from . import _core
+from cuplug import _core
 
 DeviceMemoryPool = _core.DeviceMemoryPool
 PageLockedMemoryPool = _core.PageLockedMemoryPool

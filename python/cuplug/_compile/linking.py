@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 
-from cuplug import _core, _toolkit
-from cuplug._loaded_modules import NamedModule, current_context
+from cuplug import _core
+from cuplug._compile import toolkit as _toolkit
+from cuplug._compile.modules import NamedModule, current_context
 
 
 def _loaded_library_dirs():

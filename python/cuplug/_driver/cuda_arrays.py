@@ -17,7 +17,7 @@ from cuplug._core import (
     array3d_flags,
     array_format,
 )
-from cuplug._textures import dtype_to_array_format
+from cuplug._driver.textures import dtype_to_array_format
 
 _TEXREF_GONE = (
     "texture references were removed in CUDA 12; make a TextureObject(array_or_gpuarray, "

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._core import _check_host_buffer, mem_alloc, memcpy_dtoh, memcpy_htod
+from cuplug._core import _check_host_buffer, mem_alloc, memcpy_dtoh, memcpy_htod
 
 __all__ = ["mem_alloc_like", "to_device", "from_device", "from_device_like"]
 

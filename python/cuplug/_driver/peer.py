@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 
-from . import _core
-from ._driver import context_cache
+from cuplug import _core
+from cuplug._driver import context_cache
 
 __all__ = ["as_context", "memcpy_peer", "memcpy_peer_async", "peer_access"]
 

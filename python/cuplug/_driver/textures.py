@@ -164,3 +164,7 @@ def describe_memory(source, **layout) -> dict:
         raise TypeError("TextureObject: linear memory needs size_in_bytes=")
     _check_alignment(result)
     return result
+
+
+# TextureObject / SurfaceObject (C++) call it for device memory (python/src/hooks.hpp).
+_core._register_hooks(describe_memory=describe_memory)

@@ -7,7 +7,8 @@ arguments are known good, then gives each the device pointer of ``get_device_all
 cannot be copied fails before anything is allocated, copied or launched.
 """
 
-from ._core import _check_host_buffer, mem_alloc, memcpy_dtoh, memcpy_htod
+from cuplug import _core
+from cuplug._core import _check_host_buffer, mem_alloc, memcpy_dtoh, memcpy_htod
 
 __all__ = ["ArgumentHandler", "In", "Out", "InOut"]
 
@@ -91,3 +92,7 @@ class Out(ArgumentHandler):
 
 class InOut(In, Out):
     """Copied to the device before the launch and back after it."""
+
+
+# Function.__call__ (C++) knows handlers by this class (python/src/hooks.hpp).
+_core._register_hooks(argument_handler=ArgumentHandler)

@@ -10,7 +10,8 @@ import os
 import shutil
 import warnings
 
-from cuplug import _core, _toolkit
+from cuplug import _core
+from cuplug._compile import toolkit as _toolkit
 
 # subprocess, signal and tempfile are imported where nvcc runs: importing them costs ~3 ms, and this
 # module is imported with cuplug.compiler by the first array operation of every process.
@@ -21,8 +22,8 @@ CompileError = _core.CompileError
 def _find_nvcc(nvcc):
     """An absolute path: preprocess_source runs nvcc in a temp folder. A path is taken as it is, a
     name other than "nvcc" is looked up on PATH, and "nvcc" (the default) is $NVCC, else bin/nvcc
-    of the first folder of cuplug's toolkit search order (cuplug._toolkit): the nvcc the nvcc
-    backend runs."""
+    of the first folder of cuplug's toolkit search order (cuplug._compile.toolkit): the nvcc the
+    nvcc backend runs."""
     if os.sep in nvcc:
         path = nvcc
     elif nvcc != "nvcc":
