@@ -1,10 +1,10 @@
 """PyCUDA's ``pycuda.scan`` (InclusiveScanKernel, ExclusiveScanKernel) and PyOpenCL's
-GenericScanKernel (the work is in cuplug._array.scan_kernels and cuplug._codegen.scan)."""
+GenericScanKernel (the work is in cuplug._kernels.scan and cuplug._codegen.scan)."""
 
 from __future__ import annotations
 
-from cuplug._array import scan_kernels as _impl
-from cuplug._array.scan_kernels import *  # noqa: F403 - the module's public names
+from cuplug._kernels import scan as _impl
+from cuplug._kernels.scan import *  # noqa: F403 - the module's public names
 from cuplug._public import public_dir as _public_dir
 
 __all__ = list(_impl.__all__)

@@ -1,6 +1,6 @@
 """PyCUDA's ``pycuda.tools`` for cuplug: default context, device data, occupancy, C types of
 dtypes, context-dependent memoization and test helpers. The C-argument parser (parse_c_arg and
-its Argument classes) lives in cuplug._cargs and the memory pools in cuplug._pools; both are
+its Argument classes) lives in cuplug._kernels.cargs and the memory pools in cuplug._pools; both are
 re-exported here under PyCUDA's names."""
 
 import functools
@@ -8,7 +8,7 @@ import os
 import warnings
 
 import cuplug.driver as cuda
-from cuplug._cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
+from cuplug._kernels.cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
     Argument,
     ScalarArg,
     VectorArg,

@@ -14,7 +14,7 @@ import types
 import numpy as np
 import pytest
 
-import cuplug._cargs as cargs
+import cuplug._kernels.cargs as cargs
 import cuplug.driver as cuda
 from cuplug import _core, tools
 
@@ -150,7 +150,7 @@ def test_c_argument_parser_has_its_own_module():
     assert sorted(cargs.__all__) == CARGS_NAMES
     for name in CARGS_NAMES:
         assert getattr(tools, name) is getattr(cargs, name), name
-        assert getattr(cargs, name).__module__ == "cuplug._cargs"
+        assert getattr(cargs, name).__module__ == "cuplug._kernels.cargs"
     tree = ast.parse((PACKAGE / "tools.py").read_text())
     defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     assert defined.isdisjoint(CARGS_NAMES), "tools.py defines the parser again"

@@ -14,19 +14,21 @@ import re
 
 import numpy as np
 
-from cuplug import _core, _dtypes, _tuning
-from cuplug._cargs import VectorArg, parse_arguments
+from cuplug import _core, _dtypes
 from cuplug._codegen import scan as _sg
 from cuplug._driver import context_cache
-
-from .creation import empty as _empty
+from cuplug._kernels import tuning as _tuning
+from cuplug._kernels.cargs import VectorArg, parse_arguments
+from cuplug._kernels.engine import PCH_OPTIONS, _compile_options
+from cuplug._kernels.results import empty as _empty
+from cuplug.compiler import SourceModule  # facade: [wings] moves it to cuplug._compile
 
 __all__ = ["ExclusiveScanKernel", "GenericScanKernel", "InclusiveScanKernel"]
 
 
 def _tune_overrides():
     """CUPLUG_SCAN_TUNE="block=256,items=16,vec=4,single_tiles=4": experiments on a GPU. A value
-    it does not accept is named in a warning and ignored (cuplug._tuning)."""
+    it does not accept is named in a warning and ignored (cuplug._kernels.tuning)."""
     return _tuning.key_values(
         "CUPLUG_SCAN_TUNE",
         {
@@ -55,12 +57,8 @@ def _options(user_options, source, builtin):
     if not any("fmad" in o or "fast_math" in o or "fast-math" in o for o in opts):
         opts += _sg.OPTIONS
     if "cuda/std/complex" in source:
-        from .engine import PCH_OPTIONS
-
         opts += PCH_OPTIONS
     if builtin:
-        from .engine import _compile_options
-
         opts = _compile_options([], opts, True)  # NVRTC's -minimal for cuplug's own kernels
     return opts
 
@@ -76,10 +74,7 @@ class _Module:
         self.keep = keep
 
     def functions(self):
-        from cuplug import driver
-        from cuplug.compiler import SourceModule
-
-        ctx = driver.Context.get_current()
+        ctx = _core.Context.get_current()
         mine = context_cache.per_object(ctx, "scan")
         entry = mine.get(self)
         if entry is None:
@@ -89,17 +84,15 @@ class _Module:
                 f = mod.get_function(name)
                 f.prepare(fmt)
                 funcs.append(f)
-            sms = ctx.get_device().get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
+            sms = ctx.get_device().get_attribute(_core.device_attribute.MULTIPROCESSOR_COUNT)
             entry = mine[self] = (funcs, sms)
         return entry
 
 
 def _scratch(tiles, words, stream, allocator):
     """Zeroed look-back state for a multi-block launch (a uint8 GPUArray), or None for one."""
-    from cuplug import driver
-
     buf = _empty((_sg.scratch_bytes(tiles, words),), np.uint8, allocator=allocator)
-    driver.memset_d32_async(buf.ptr, 0, _sg.scratch_zero_bytes(tiles) // 4, stream)
+    _core.memset_d32_async(buf.ptr, 0, _sg.scratch_zero_bytes(tiles) // 4, stream)
     return buf
 
 
@@ -351,9 +344,7 @@ class GenericScanKernel:
     """
 
     def __init__(self, *args, **kwargs):
-        from cuplug import driver
-
-        if args and isinstance(args[0], driver.Context):
+        if args and isinstance(args[0], _core.Context):
             args = args[1:]  # PyOpenCL's ctx
         self._init(*args, **kwargs)
 

@@ -543,6 +543,16 @@ void init_array_object(py::module_ &m) {
       },
       py::arg("cls"),
       "Registers the class operations return when no operand's class says otherwise.");
+  // The routines below the class (cuplug._kernels, cuplug._array's routines) make their results
+  // of this class without importing it back (the class imports them: one direction).
+  m.def(
+      "result_type",
+      []() {
+        return py::reinterpret_borrow<py::object>(
+            reinterpret_cast<PyObject *>(default_result_type()));
+      },
+      "The class made for results when no operand's class says otherwise (set_result_type's, "
+      "else ArrayBase).");
 }
 
 } // namespace cuplug::python::array

@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
-from cuplug._array.engine import Arg, Kernel
+from cuplug._kernels.engine import Arg, Kernel
 from cuplug._array.math import _resolve
 from cuplug.gpuarray import GPUArray
 
