@@ -4,7 +4,7 @@ The array core: ArrayBase, elementwise engine
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'release_pools', 'set_blocks_per_sm', 'set_dispatch', 'set_result_type']
+__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'release_pools', 'result_type', 'set_blocks_per_sm', 'set_dispatch', 'set_result_type']
 class ArrayBase:
     """
     The C layout under GPUArray: shape, strides, dtype, device memory.
@@ -284,6 +284,10 @@ def pool_count() -> int:
 def release_pools() -> int:
     """
     Gives back the memory the per-context array pools hold and forgets the pools.
+    """
+def result_type() -> typing.Any:
+    """
+    The class made for results when no operand's class says otherwise (set_result_type's, else ArrayBase).
     """
 def set_blocks_per_sm(value: typing.SupportsInt | typing.SupportsIndex) -> None:
     """

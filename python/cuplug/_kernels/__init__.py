@@ -11,14 +11,15 @@ reduction                ReductionKernel (two-stage PyCUDA reduction) and its pe
 reduction_factories      PyCUDA's one-stage reduction template factories
 axis_reduction           NumPy's reductions over axes: running a plan (the launches, cached)
 axis_reduction_plan      NumPy's reductions over axes: arguments, dtypes, the launch plan (pure)
-scan                     GenericScanKernel / Inclusive- / ExclusiveScanKernel, ArrayScan
+scan                     Inclusive- / ExclusiveScanKernel, ArrayScan (cumsum, cumprod)
+generic_scan             PyOpenCL's GenericScanKernel on the same modules and look-back state
 cargs                    PyCUDA's C-argument parser (ScalarArg, VectorArg, parse_c_arg)
 results                  how results are made: the registered array class, compact strides
 tuning                   CUPLUG_*_TUNE environment readers (a bad value warns and is ignored)
 =======================  =========================================================================
 
-Layer rule (docs/architecture.md): these modules import cuplug._compile/_codegen/_driver and the
-bottom (cuplug._core, cuplug._dtypes), never cuplug._array nor a public facade. Results are
+Layer rule (docs/architecture.md): these modules import the wings _compile, _codegen, _driver
+and the bottom (cuplug._core, cuplug._dtypes), never cuplug._array nor a public facade. Results are
 arrays of the class the array layer registered with the C++ layer
 (``_core._array.result_type()``), so no engine imports GPUArray. What an engine compiles is
 kept per live context in cuplug._driver.context_cache and dropped with the context.

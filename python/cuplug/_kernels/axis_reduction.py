@@ -32,7 +32,7 @@ from cuplug._kernels.axis_reduction_plan import (
 )
 from cuplug._kernels.engine import Arg, _compile_options
 from cuplug._kernels.results import compact_strides, result_class
-from cuplug.compiler import SourceModule  # facade: [wings] moves it to cuplug._compile
+from cuplug.compiler import SourceModule  # facade: [wings] moves it to _compile
 
 __all__ = ["PLAN_CACHE_SIZE", "reduce"]
 

@@ -25,7 +25,7 @@ from cuplug._codegen import elementwise as _cg
 from cuplug._driver import context_cache
 from cuplug._kernels import engine
 from cuplug._kernels.cargs import ScalarArg, VectorArg, parse_arguments, parse_c_arg
-from cuplug.compiler import SourceModule  # facade: [wings] moves it to cuplug._compile
+from cuplug.compiler import SourceModule  # facade: [wings] moves it to _compile
 
 _GENERATOR_KWARGS = ("preamble", "loop_prep", "after_loop")
 

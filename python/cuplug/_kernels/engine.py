@@ -13,7 +13,7 @@ import numpy as np
 from cuplug import _core
 from cuplug._codegen import elementwise as _cg
 from cuplug._kernels import tuning as _tuning
-from cuplug.compiler import SourceModule  # facade: [wings] moves it to cuplug._compile
+from cuplug.compiler import SourceModule  # facade: [wings] moves it to _compile
 
 __all__ = ["Arg", "Kernel", "Layout"]
 

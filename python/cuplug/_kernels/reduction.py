@@ -20,7 +20,7 @@ from cuplug._driver import context_cache
 from cuplug._kernels.cargs import ScalarArg, VectorArg, parse_arguments
 from cuplug._kernels.engine import PCH_OPTIONS
 from cuplug._kernels.results import empty as _empty
-from cuplug.compiler import SourceModule  # facade: [wings] moves it to cuplug._compile
+from cuplug.compiler import SourceModule  # facade: [wings] moves it to _compile
 
 __all__ = [
     "ReductionKernel",

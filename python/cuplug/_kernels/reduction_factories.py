@@ -8,7 +8,7 @@ import numpy as np
 
 from cuplug._kernels.cargs import VectorArg, get_arg_type
 from cuplug._kernels.reduction import ReductionKernel, _cached, _ct, _tag
-from cuplug.compiler import SourceModule  # facade: [wings] moves it to cuplug._compile
+from cuplug.compiler import SourceModule  # facade: [wings] moves it to _compile
 
 __all__ = [
     "get_all_kernel",
