@@ -151,14 +151,15 @@ def test_every_engine_caches_in_the_one_per_context_cache(fresh_contexts):
     dict of cuplug._driver.context_cache, and all of it goes when the context is destroyed: a new
     context at the dead one's handle starts with none of it, and makes it again."""
     scale = ElementwiseKernel("float *x, float a", "x[i] = a * x[i]", "scale_range")
-    scan = InclusiveScanKernel(np.float32, "a+b")
-    key = None
+    scan = key = None
     for _ in range(2):
         ctx = drv.Device(0).make_context()
         try:
             assert key is None or ctx.handle == key[0]  # the fake reuses the dead one's handle
             found = context_cache.entries(ctx)
             assert _engine_entries(found) == set()
+            if scan is None:  # made once (it compiles now), used in both contexts
+                scan = InclusiveScanKernel(np.float32, "a+b")
             x = gpuarray.zeros((64,), np.float32)
             scale(x, 2.0, slice=slice(0, 32))
             ReductionKernel(np.float32, "0", "a+b", arguments="const float *x")(x)
