@@ -337,7 +337,7 @@ def _kernel(fn: MathFunction, in_dtypes, scalars, out_dtypes, loop):
     key = (fn.name, in_dtypes, scalars, out_dtypes, loop)
     kernel = _kernels.get(key)
     if kernel is None:
-        from cuplug._array import engine
+        from cuplug._kernels import engine
 
         parts = kernel_parts(fn, in_dtypes, out_dtypes, loop, scalars)
         kernel = engine.Kernel(

@@ -1,6 +1,6 @@
 """PyCUDA's ``pycuda.tools`` for cuplug: default context, device data, occupancy, C types of
 dtypes, context-dependent memoization and test helpers. Re-exported here under PyCUDA's names:
-the C-argument parser (parse_c_arg and its Argument classes) from cuplug._cargs, the memory pools
+the C-argument parser (parse_c_arg and its Argument classes) from cuplug._kernels.cargs, the memory pools
 from cuplug._driver.pools, make_default_context from cuplug._driver.default_context and the
 memoization (context_dependent_memoize, clear_context_caches) from cuplug._driver.memoize."""
 
@@ -8,7 +8,7 @@ import functools
 import warnings
 
 import cuplug.driver as cuda
-from cuplug._cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
+from cuplug._kernels.cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
     Argument,
     ScalarArg,
     VectorArg,

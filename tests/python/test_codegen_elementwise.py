@@ -57,7 +57,7 @@ def _kernel(name, descriptors):
 
 def _compile(sources):
     from cuplug import compiler
-    from cuplug._array.engine import PCH_OPTIONS
+    from cuplug._kernels.engine import PCH_OPTIONS
 
     source = "\n".join(sources)
     with warnings.catch_warnings():
@@ -221,7 +221,7 @@ def test_precompiled_headers_made_with_other_options_compile_quietly():
     )
     for k, extra in enumerate(([], ["-minimal"], ["-DCUPLUG_TEST_PCH=1"], [])):
         from cuplug import compiler
-        from cuplug._array.engine import PCH_OPTIONS
+        from cuplug._kernels.engine import PCH_OPTIONS
 
         with warnings.catch_warnings():
             warnings.simplefilter("error")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cuplug import elementwise
-from cuplug._elementwise_modules import _launch_arguments, _module_source
+from cuplug._kernels.elementwise import _launch_arguments, _module_source
 from cuplug.elementwise import ElementwiseKernel, ScalarArg, VectorArg, parse_arguments
 
 

@@ -14,7 +14,7 @@ import types
 import numpy as np
 import pytest
 
-import cuplug._cargs as cargs
+import cuplug._kernels.cargs as cargs
 import cuplug.driver as cuda
 from cuplug import _core, tools
 
@@ -24,10 +24,10 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "python" / "cuplug"
 # ---- import graph ------------------------------------------------------------------------------
 
 
-def _modules() -> dict[str, pathlib.Path]:
+def _modules(package: pathlib.Path = PACKAGE) -> dict[str, pathlib.Path]:
     found = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = ["cuplug", *path.relative_to(PACKAGE).with_suffix("").parts]
+    for path in package.rglob("*.py"):
+        parts = ["cuplug", *path.relative_to(package).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts.pop()
         found[".".join(parts)] = path
@@ -48,9 +48,9 @@ def _imported(name: str, path: pathlib.Path, node: ast.AST, modules) -> set[str]
     return {c for c in candidates if c in modules and c != "cuplug" and c != name}
 
 
-def _import_graph(with_function_bodies: bool) -> dict[str, set[str]]:
+def _import_graph(with_function_bodies: bool, package=PACKAGE) -> dict[str, set[str]]:
     """{module: modules it imports}: at import time, or also inside functions (run later)."""
-    modules = _modules()
+    modules = _modules(package)
     graph = {}
     for name, path in modules.items():
         edges = set()
@@ -106,50 +106,80 @@ def test_no_import_cycles_at_import_time():
     assert _cycles(_import_graph(with_function_bodies=False)) == []
 
 
-# Private subpackages whose modules are one unit split by concern (CuPy's _routines_* style): the
-# array class's methods live in the modules that implement them and call each other late.
-UNITS = ("cuplug._array",)
-
-
-def _collapse(graph: dict[str, set[str]], units=UNITS) -> dict[str, set[str]]:
-    def unit(name):
-        return next((u for u in units if name == u or name.startswith(u + ".")), name)
-
-    collapsed: dict[str, set[str]] = {}
-    for name, edges in graph.items():
-        collapsed.setdefault(unit(name), set()).update(unit(e) for e in edges)
-    for name, edges in collapsed.items():
-        edges.discard(name)
-    return collapsed
-
-
 def test_no_import_cycles_through_late_imports():
     """A late import (inside a function) hides a cycle from the interpreter, not from readers:
-    modules form layers (a private unit like cuplug._array counts as one)."""
-    assert _cycles(_collapse(_import_graph(with_function_bodies=True))) == [], (
-        "modules importing each other (move what both need into a third module)"
+    modules form layers, every module of every subpackage counted on its own (no exemptions:
+    GPUArray's routines make results of the class registered with the C++ layer instead of
+    importing it back, issue 25)."""
+    assert _cycles(_import_graph(with_function_bodies=True)) == [], (
+        "modules importing each other (move what both need into a third module, or let the "
+        "lower one make results through cuplug._kernels.results)"
     )
 
 
-def _is_facade(name: str) -> bool:
-    """A public module: no part of its name after ``cuplug`` starts with an underscore."""
-    return not any(part.startswith("_") for part in name.split(".")[1:])
+#: The private wings: machinery under the public facades (docs/architecture.md, issue 25).
+PRIVATE_WINGS = ("_driver", "_compile", "_kernels", "_rng", "_codegen", "_array", "_auto")
 
 
-WINGS_DONE = ("cuplug._driver", "cuplug._compile", "cuplug._auto")
+def _is_facade(module: str) -> bool:
+    """A public module of cuplug: no part of its name has a leading underscore (cuplug._core,
+    the C++ extension at the bottom, is not one)."""
+    parts = module.split(".")[1:]
+    return bool(parts) and not any(p.startswith("_") for p in parts)
 
 
-def test_the_driver_and_compile_wings_import_no_facade():
-    """Private machinery imports only downward (issue 25): the _driver and _compile wings and
-    _auto never import a public module, late imports included."""
-    graph = _import_graph(with_function_bodies=True)
+def _facades_imported_by_wings(graph) -> dict[str, list[str]]:
     upward = {
         name: sorted(e for e in edges if _is_facade(e))
         for name, edges in graph.items()
-        if name.startswith(WINGS_DONE)
+        if name.split(".")[1:2] and name.split(".")[1] in PRIVATE_WINGS
     }
-    assert {name: edges for name, edges in upward.items() if edges} == {}
-    assert "cuplug._compile.source_module" in upward and "cuplug._driver.arguments" in upward
+    return {name: facades for name, facades in upward.items() if facades}
+
+
+def test_private_wings_import_no_public_facade():
+    """The wings import only downward: a facade (cuplug.driver, cuplug.compiler, cuplug.tools,
+    cuplug.gpuarray, ...) is made of the wings, so a wing that imports one runs upward (late
+    imports included)."""
+    graph = _import_graph(with_function_bodies=True)
+    assert "cuplug._kernels.engine" in graph and "cuplug._array.core" in graph
+    upward = _facades_imported_by_wings(graph)
+    assert upward == {}, "private modules importing public facades: {module: [facades]}"
+
+
+def test_the_kernels_wing_does_not_import_the_array_layer():
+    """_kernels sits below _array (the engines make results through cuplug._kernels.results)."""
+    graph = _import_graph(with_function_bodies=True)
+    into_array = {
+        name: sorted(e for e in edges if e.startswith("cuplug._array"))
+        for name, edges in graph.items()
+        if name.startswith("cuplug._kernels")
+    }
+    assert {name: found for name, found in into_array.items() if found} == {}
+
+
+def test_the_layer_checks_see_what_they_must_refuse(tmp_path):
+    """The checks above find a cycle hidden in a function body and a wing importing a facade
+    late, in a made-up package laid out as cuplug is."""
+    (tmp_path / "_array").mkdir()
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "_core.py").write_text("")
+    (tmp_path / "compiler.py").write_text("from cuplug import _core\n")
+    (tmp_path / "_array" / "__init__.py").write_text("")
+    (tmp_path / "_array" / "core.py").write_text("from .methods import Mixin\n")
+    (tmp_path / "_array" / "methods.py").write_text(
+        "from cuplug import _core\n\n"
+        "class Mixin:\n"
+        "    def copy(self):\n"
+        "        from .core import GPUArray\n\n"
+        "        from cuplug.compiler import SourceModule\n"
+    )
+    assert _cycles(_import_graph(False, tmp_path)) == []
+    graph = _import_graph(True, tmp_path)
+    assert _cycles(graph) == [["cuplug._array.core", "cuplug._array.methods"]]
+    assert _facades_imported_by_wings(graph) == {"cuplug._array.methods": ["cuplug.compiler"]}
+    assert _is_facade("cuplug.gl.window") and not _is_facade("cuplug._core")
+    assert not _is_facade("cuplug._array.core") and not _is_facade("cuplug")
 
 
 def test_compiler_and_linking_are_layers():
@@ -172,7 +202,7 @@ def test_c_argument_parser_has_its_own_module():
     assert sorted(cargs.__all__) == CARGS_NAMES
     for name in CARGS_NAMES:
         assert getattr(tools, name) is getattr(cargs, name), name
-        assert getattr(cargs, name).__module__ == "cuplug._cargs"
+        assert getattr(cargs, name).__module__ == "cuplug._kernels.cargs"
     tree = ast.parse((PACKAGE / "tools.py").read_text())
     defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     assert defined.isdisjoint(CARGS_NAMES), "tools.py defines the parser again"

@@ -3,25 +3,31 @@
 =================  ==============================================================================
 core               GPUArray (ArrayBase's C layout + the mixins below), ArrayFlags
 creation           empty, zeros, ones, *_like, arange
-transfers          to_gpu(_async), set/get (+ async), copy; dense/compact stride helpers
+transfers          to_gpu(_async), set/get (+ async), copy, copies between devices
 indexing           __getitem__/__setitem__, reshape, ravel, view, squeeze, transpose
 methods            fill, astype, mul_add, conj, real, imag, reverse, round, clip
 math               the dispatch resolver, apply(), minimum/maximum/where/if_positive/logical_*
 manipulation       concatenate, stack, take, multi_take, multi_take_put, multi_put
 vec                CUDA vector dtypes
 geometry           splay, GPUArray._grid / _block (PyCUDA's launch geometry)
-engine             the elementwise engine's Python side (below)
 interop            __cuda_array_interface__, DLPack, asarray (owned by the interop work)
 foreign            checks of imported memory: CAI fields, known pointer, layout inside it
 =================  ==============================================================================
 
+The direction of imports: core (the class) imports its routines; no routine imports the class
+back. Routines and engines make their results through the C++ layer (operations) or
+``cuplug._kernels.results`` (the class registered as the ``result_type`` hook, which
+core does when it is imported: importing any module of this package imports core first, below).
+The engines (compile, cache per context, launch) are in cuplug._kernels.
+
 The elementwise engine (for ElementwiseKernel, cumath and anything elementwise)
 -------------------------------------------------------------------------------
 
-``engine.Kernel(args, operation, name, preamble="", loop_prep="", after_loop="", options=None,
-raw=())`` is one operation over fixed argument dtypes, written as PyCUDA writes it::
+``cuplug._kernels.engine.Kernel(args, operation, name, preamble="", loop_prep="",
+after_loop="", options=None, raw=())`` is one operation over fixed argument dtypes, written as
+PyCUDA writes it::
 
-    from cuplug._array.engine import Arg, Kernel
+    from cuplug._kernels.engine import Arg, Kernel
     k = Kernel([Arg("z", np.float32, True), Arg("a", np.float32, False),
                 Arg("x", np.float32, True), Arg("b", np.float32, False),
                 Arg("y", np.float32, True)],
@@ -66,3 +72,7 @@ raise ValueError); take/multi_take clip out-of-range indices (NumPy's mode="clip
 forms skip them. PyCUDA's choices kept: ``+x`` is ``x``; ``real``/``imag``/``conj()`` of a
 complex array are new arrays; ``get_async()`` returns page-locked memory (as PyCUDA documents).
 """
+
+# The class first: results that routines make through cuplug._kernels.results are of the class
+# core registers with the C++ layer, whichever module of the package a caller imported.
+from . import core as _core_class  # noqa: E402, F401

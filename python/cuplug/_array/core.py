@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from cuplug import _core
+from cuplug._kernels.results import compact_strides
 
 from .geometry import LaunchGeometry
 from .indexing import IndexingMixin
 from .interop import ArrayInterop
 from .methods import MethodsMixin
-from .transfers import TransferMixin
+from .transfers import TransferMixin, to_gpu
 
 __all__ = ["ArrayFlags", "GPUArray", "PYCUDA_ATTRIBUTES"]
 
@@ -117,8 +118,6 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         dtype = self.dtype if dtype is None else np.dtype(dtype)
         strides = None
         if dtype == self.dtype:
-            from .transfers import compact_strides
-
             strides = compact_strides(self.shape, self.strides, dtype.itemsize)
         return self.__class__(
             self.shape, dtype, allocator=self.allocator, strides=strides, order=order
@@ -195,8 +194,6 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
         return str(self.get())
 
     def __reduce__(self):
-        from .transfers import to_gpu
-
         return (to_gpu, (self.get(),))
 
     def bind_to_texref(self, texref, allow_offset=False):

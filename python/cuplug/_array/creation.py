@@ -8,18 +8,13 @@ import warnings
 import numpy as np
 
 from cuplug import _core, _dtypes
-
-from .engine import Arg, Kernel
+from cuplug._kernels.engine import Arg, Kernel
+from cuplug._kernels.results import compact_strides
+from cuplug._kernels.results import result_class as _cls
 
 __all__ = ["arange", "empty", "empty_like", "ones", "ones_like", "zeros", "zeros_like"]
 
 _apply = _core._array.apply
-
-
-def _cls():
-    from .core import GPUArray
-
-    return GPUArray
 
 
 def empty(
@@ -103,8 +98,6 @@ def ones(shape, dtype=np.float64, allocator=None, order="C", stream=None):
 
 
 def _like_strides(other, dtype, order):
-    from .transfers import compact_strides
-
     if order == "K":
         return compact_strides(other.shape, other.strides, dtype.itemsize)
     if order == "A":

@@ -14,6 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from cuplug import _core, _dtypes
+from cuplug._kernels.scan import ArrayScan
+
+from .creation import empty
+
 __all__ = ["cumprod", "cumsum", "cumulative_dtype", "normalize_axis"]
 
 _FUNCS = {"sum": np.cumsum, "prod": np.cumprod}
@@ -75,10 +80,6 @@ _kernels = {}
 def array_scan_for(op, in_dtype, result_dtype, out_dtype, segmented):
     """The cached ArrayScan for cum<op> of ``in_dtype`` elements computed in ``result_dtype``
     (NumPy's; float16 accumulates in float32) and stored as ``out_dtype``."""
-    from cuplug import _dtypes
-
-    from .scan_kernels import ArrayScan
-
     in_dtype, out_dtype = np.dtype(in_dtype), np.dtype(out_dtype)
     acc = accumulator_dtype(result_dtype)
     key = (op, in_dtype, acc, out_dtype, segmented)
@@ -96,8 +97,6 @@ def array_scan_for(op, in_dtype, result_dtype, out_dtype, segmented):
 
 
 def _is_array(x):
-    from cuplug import _core
-
     return isinstance(x, _core._array.ArrayBase)
 
 
@@ -112,14 +111,10 @@ def _element_step(ary, axis):
 
 
 def _copy_into(dst, src, stream):
-    from cuplug import _core
-
     _core._array.apply("_copy", (src,), dst, stream)
 
 
 def _cumulative(op, a, axis, dtype, out, stream):
-    from .creation import empty
-
     where = f"cum{op}"
     if not _is_array(a):
         raise TypeError(f"gpuarray.{where}: a must be a GPUArray, got {type(a).__name__}")

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import _core
+from .._kernels.results import result_class as _result_class
 
 __all__ = ["c_strides", "parse_cai", "wrap_foreign"]
 
@@ -101,17 +102,16 @@ def wrap_foreign(shape, dtype, ptr, byte_strides, owner, what):
     """A GPUArray over foreign memory. Non-empty: the pointer must be memory the driver knows,
     and every byte the shape and strides reach must lie in that allocation (a made-up, freed or
     too small buffer would fault at use, or write into someone else's memory)."""
-    from .core import GPUArray  # late: core imports interop, which imports this module
-
+    cls = _result_class()
     shape, byte_strides = tuple(shape), tuple(byte_strides)
     if not ptr:
         if math.prod(shape):
             raise BufferError(
                 f"{what} gives a null data pointer for a non-empty array of shape {shape}"
             )
-        return GPUArray(shape, dtype, strides=byte_strides, base=owner)
+        return cls(shape, dtype, strides=byte_strides, base=owner)
     start, size = _dl.pointer_range(ptr, what)
-    view = GPUArray(shape, dtype, gpudata=ptr, strides=byte_strides, base=owner)
+    view = cls(shape, dtype, gpudata=ptr, strides=byte_strides, base=owner)
     lo, hi = reach(view)
     if ptr + lo < start or ptr + hi > start + size:
         raise BufferError(

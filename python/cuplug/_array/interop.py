@@ -22,6 +22,7 @@ import numpy as np
 from .. import _core
 from .foreign import c_strides as _c_strides
 from .foreign import parse_cai, wrap_foreign
+from .transfers import to_gpu
 
 _dl = _core._dlpack
 
@@ -357,8 +358,6 @@ def from_dlpack(x, *, device=None, copy=None, stream=None):
                     f"{type(x).__name__} lives in host memory; reaching the GPU needs a copy, "
                     "which copy=False forbids"
                 )
-            from .transfers import to_gpu
-
             return to_gpu(np.ascontiguousarray(np.from_dlpack(x)))
     consumer = stream_handle(stream)
     capsule = _call_dlpack(x, _protocol_stream(consumer))
@@ -453,10 +452,7 @@ def asarray(obj, dtype=None, *, copy=None, stream=None):
     GPUArray
         The array.
     """
-    from .core import GPUArray
-    from .transfers import to_gpu
-
-    if isinstance(obj, GPUArray):
+    if isinstance(obj, _core._array.ArrayBase):
         result = obj.copy() if copy else obj
     elif _cuda_dlpack_device(obj) is not None:
         result = from_dlpack(obj, copy=copy, stream=stream)

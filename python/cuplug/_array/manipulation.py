@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from cuplug import _core, _dtypes
-
-from .engine import Arg, Kernel
+from cuplug._kernels.engine import Arg, Kernel
+from cuplug._kernels.results import result_class as _result_class
 
 __all__ = [
     "concatenate",
@@ -81,7 +81,7 @@ def concatenate(arrays, axis=0, allocator=None, stream=None):
     GPUArray
         The joined array.
     """
-    from .core import GPUArray
+    cls = _result_class()
 
     arrays = _check_arrays(arrays, "concatenate")
     ndim = arrays[0].ndim
@@ -106,7 +106,7 @@ def concatenate(arrays, axis=0, allocator=None, stream=None):
     dtype = np.result_type(*[x.dtype for x in arrays])
     shape = list(arrays[0].shape)
     shape[axis] = sum(x.shape[axis] for x in arrays)
-    result = GPUArray(tuple(shape), dtype, allocator or arrays[0].allocator)
+    result = cls(tuple(shape), dtype, allocator or arrays[0].allocator)
     pos = 0
     for x in arrays:
         n = x.shape[axis]
@@ -161,9 +161,9 @@ def _contiguous(a):
 
 
 def _c_copy(a):
-    from .core import GPUArray
+    cls = _result_class()
 
-    out = GPUArray(a.shape, a.dtype, a.allocator)
+    out = cls(a.shape, a.dtype, a.allocator)
     _apply("_copy", (a,), out, None)
     return out
 
@@ -251,9 +251,9 @@ def take(a, indices, out=None, stream=None):
     it = _index_dtype(indices, "take")
     a = _contiguous(a)
     if out is None:
-        from .core import GPUArray
+        cls = _result_class()
 
-        out = GPUArray(indices.shape, a.dtype, a.allocator)
+        out = cls(indices.shape, a.dtype, a.allocator)
     if out.dtype != a.dtype:
         raise TypeError(f"take: out has dtype {out.dtype}, expected {a.dtype}")
     if a.size == 0:
@@ -316,7 +316,7 @@ def multi_take_put(
     list[GPUArray]
         One result per array.
     """
-    from .core import GPUArray
+    cls = _result_class()
 
     arrays = _check_arrays(arrays, "multi_take_put")
     dt = _index_dtype(dest_indices, "multi_take_put")
@@ -329,7 +329,7 @@ def multi_take_put(
     if out is None:
         if dest_shape is None:
             raise ValueError("multi_take_put: give dest_shape or out")
-        out = [GPUArray(dest_shape, a.dtype, a.allocator) for a in arrays]
+        out = [cls(dest_shape, a.dtype, a.allocator) for a in arrays]
     offsets = list(src_offsets) if src_offsets is not None else [0] * len(arrays)
     for a, o, off in zip(arrays, out, offsets):
         if o.dtype != a.dtype:
@@ -365,14 +365,14 @@ def multi_put(arrays, dest_indices, dest_shape=None, out=None, stream=None):
     list[GPUArray]
         One result per array.
     """
-    from .core import GPUArray
+    cls = _result_class()
 
     arrays = _check_arrays(arrays, "multi_put")
     it = _index_dtype(dest_indices, "multi_put")
     if out is None:
         if dest_shape is None:
             raise ValueError("multi_put: give dest_shape or out")
-        out = [GPUArray(dest_shape, a.dtype, a.allocator) for a in arrays]
+        out = [cls(dest_shape, a.dtype, a.allocator) for a in arrays]
     for a, o in zip(arrays, out):
         if o.dtype != a.dtype:
             raise TypeError(f"multi_put: out has dtype {o.dtype}, expected {a.dtype}")

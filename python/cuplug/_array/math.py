@@ -11,8 +11,9 @@ import numpy as np
 
 from cuplug import _core, _dtypes
 from cuplug._codegen import ufuncs as _uf
+from cuplug._kernels.engine import Arg, Kernel
 
-from .engine import Arg, Kernel
+from .creation import _full_like_shape, empty
 
 _apply = _core._array.apply
 
@@ -145,8 +146,6 @@ _COMPARISONS = {
 def _fallback(name, operands, out, stream, error):
     """What C++ does not cache: comparisons with a Python int out of the array dtype's range
     (NumPy 2 answers them without converting it) and NumPy 1.x's value-based promotion."""
-    from .creation import _full_like_shape
-
     if error is not None:
         if name in _COMPARISONS and len(operands) == 2:
             arrays = [x for x in operands if hasattr(x, "_type_code")]
@@ -215,8 +214,6 @@ maximum = _binary("maximum", "Elementwise maximum (NaN-propagating, as numpy.max
 def _logical(name, operands, out, allocator, stream):
     """A logical ufunc; with ``allocator`` (and no ``out``) the bool result is allocated by it."""
     if allocator is not None and out is None:
-        from .creation import empty
-
         try:
             shape = np.broadcast_shapes(*(getattr(x, "shape", ()) for x in operands))
         except ValueError:

@@ -7,9 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from cuplug import _core, _dtypes
+from cuplug._codegen.ufuncs import load, store
+from cuplug._kernels.engine import Arg, Kernel
+from cuplug._kernels.results import compact_strides
 
-from .engine import Arg, Kernel
+from .creation import zeros_like
 from .indexing import blank
+from .math import broadcast_shape, clip
 from .reductions import ReductionMixin
 
 __all__ = ["MethodsMixin"]
@@ -22,8 +26,6 @@ def _mul_add_kernel(dx, dy, dz):
     key = ("mul_add", dx, dy, dz)
     k = _kernels.get(key)
     if k is None:
-        from cuplug._codegen.ufuncs import load, store
-
         expr = (
             f"{load('a', dz, dz)} * {load('x[i]', dx, dz)} + "
             f"{load('b', dz, dz)} * {load('y[i]', dy, dz)}"
@@ -46,8 +48,6 @@ def _round_kernel(dtype, decimals):
     key = ("round", dtype, decimals)
     k = _kernels.get(key)
     if k is None:
-        from cuplug._codegen.ufuncs import load, store
-
         # NumPy's around: rint(x * 10**d) / 10**d (d < 0: rint(x / 10**-d) * 10**-d), computed
         # in the dtype (float16 through float); integers through double.
         loop = dtype if dtype.kind in "fc" else np.dtype(np.float64)
@@ -139,8 +139,6 @@ class MethodsMixin(ReductionMixin):
 
     def _new_like(self, dtype=None, shape=None):
         """An empty array like self (memory order kept when the shape is the same)."""
-        from .transfers import compact_strides
-
         dtype = self.dtype if dtype is None else np.dtype(dtype)
         theirs = self._like_me(dtype, shape)
         if theirs is not None:  # a subclass's _new_like_me decides (PyCUDA's protocol)
@@ -156,8 +154,6 @@ class MethodsMixin(ReductionMixin):
         dz = _dtypes.result_type(self, other, selffac, otherfac)
         k = _mul_add_kernel(self.dtype, other.dtype, dz)
         if out is None:
-            from .math import broadcast_shape
-
             out = self._new_like(dz, broadcast_shape(self, other))
         k(out, selffac, self, otherfac, other, stream=stream)
         return out
@@ -185,8 +181,6 @@ class MethodsMixin(ReductionMixin):
     def imag(self):
         """The imaginary part: a new array for complex dtypes, zeros for real ones."""
         if self.dtype.kind != "c":
-            from .creation import zeros_like
-
             return zeros_like(self)
         rd = _real_dtype(self.dtype)
         part = self._view(self.shape, self.strides, rd.itemsize, rd)
@@ -218,8 +212,7 @@ class MethodsMixin(ReductionMixin):
         return self.round(0 if ndigits is None else ndigits)
 
     def clip(self, a_min, a_max, out=None, stream=None):
-        from .math import clip
-
+        """Values limited to [a_min, a_max] (numpy.clip)."""
         return clip(self, a_min, a_max, out=out, stream=stream)
 
 

@@ -7,15 +7,19 @@ The functions PyCUDA has keep its positional order working: ``sum(a, dtype, stre
 allocator)``, ``any(a, stream, allocator)``, ``min(a, stream)`` are told from NumPy's
 ``sum(a, axis, dtype, out)`` by what is passed (a dtype where the axis goes, a stream where the
 axis or dtype goes, an allocator where ``out`` goes). Result dtypes follow NumPy (integer sums
-promote as ``numpy.sum`` does). The NumPy reductions run on cuplug._array.axis_reductions (any
+promote as ``numpy.sum`` does). The NumPy reductions run on cuplug._kernels.axis_reduction (any
 strides, no copies); subset_*, dot and vdot on cuplug.reduction's kernels (strided inputs are
 copied first)."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-from .axis_reductions import reduce as _reduce
+from cuplug._kernels import reduction
+from cuplug._kernels.axis_reduction import reduce as _reduce
+from cuplug._kernels.cargs import VectorArg
 
 __all__ = [
     "ReductionMixin",
@@ -44,6 +48,56 @@ __all__ = [
     "var",
     "vdot",
 ]
+
+
+# ---- the NumPy docstring sections, from one table --------------------------------------------
+
+#: (type, description) of every parameter the reductions take, as their docstrings show them.
+_PARAMETERS = {
+    "subset": ("GPUArray", "Indices (an integer array) of the elements taken into account."),
+    "a": ("GPUArray", "The array."),
+    "a, b": ("GPUArray", "The two vectors (same size)."),
+    "axis": ("int | tuple[int, ...] | None", "The axes to reduce; None: every element."),
+    "dtype": (
+        "numpy.typing.DTypeLike | None",
+        "The result's type; None: NumPy's rule for the input.",
+    ),
+    "out": ("GPUArray | None", "Where the result goes; None: a new array."),
+    "ddof": ("int", "Subtracted from the element count in the divisor."),
+    "keepdims": ("bool", "Keep the reduced axes, with length 1."),
+    "stream": ("Stream | None", "The stream the kernels run on."),
+    "allocator": (
+        "collections.abc.Callable | None",
+        "Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.",
+    ),
+}
+_RESULT = "The result (a 0-d array for a full reduction; ``out`` when given)."
+_PROMOTED = "The result's type; None: the inputs' promoted type."
+
+
+def _numpy_doc(returns=_RESULT, **descriptions):
+    """Completes the decorated function's docstring (its summary) with NumPy's Parameters and
+    Returns sections, one entry per parameter of its signature from _PARAMETERS (a pair a, b as
+    one entry); ``descriptions`` replace a parameter's description where it differs. A parameter
+    missing from the table fails at import, so no reduction goes undocumented."""
+
+    def document(fn):
+        names = list(inspect.signature(fn).parameters)
+        if "a" in names and "b" in names:
+            names[names.index("a")] = "a, b"
+            names.remove("b")
+        lines = [inspect.cleandoc(fn.__doc__), "", "Parameters", "----------"]
+        for name in names:
+            kind, text = _PARAMETERS[name]
+            lines += [f"{name} : {kind}", f"    {descriptions.get(name, text)}"]
+        lines += ["", "Returns", "-------", "GPUArray", f"    {returns}"]
+        fn.__doc__ = "\n".join(lines)
+        return fn
+
+    return document
+
+
+# ---- PyCUDA's positional order -----------------------------------------------------------------
 
 
 def _is_stream(x):
@@ -89,518 +143,130 @@ def _with_stream_args(axis, out, stream, allocator):
     return axis, out, stream, allocator
 
 
+@_numpy_doc()
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """The sum over ``axis`` (numpy.sum); over all elements a 0-d GPUArray. Integer and bool
     sums promote as NumPy's do; float16/32 accumulate in double, complex64 in complex128.
-    PyCUDA's ``sum(a, dtype, stream, allocator)`` works too.
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    PyCUDA's ``sum(a, dtype, stream, allocator)`` works too."""
     if axis is not None or dtype is not None or out is not None:
         axis, dtype, out, stream, allocator = _with_dtype_args(axis, dtype, out, stream, allocator)
     return _reduce("sum", a, axis, dtype, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The product over ``axis`` (numpy.prod).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The product over ``axis`` (numpy.prod)."""
     return _reduce("prod", a, axis, dtype, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The sum with NaNs counted as zero (numpy.nansum).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The sum with NaNs counted as zero (numpy.nansum)."""
     return _reduce("nansum", a, axis, dtype, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The product with NaNs counted as one (numpy.nanprod).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The product with NaNs counted as one (numpy.nanprod)."""
     return _reduce("nanprod", a, axis, dtype, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def min(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """The smallest element over ``axis`` (numpy.min: a NaN wins); ValueError when a slice is
-    empty. PyCUDA's ``min(a, stream)`` works too.
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    empty. PyCUDA's ``min(a, stream)`` works too."""
     if axis is not None or out is not None:
         axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
     return _reduce("min", a, axis, None, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def max(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """The largest element over ``axis`` (numpy.max: a NaN wins); ValueError when a slice is
-    empty. PyCUDA's ``max(a, stream)`` works too.
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    empty. PyCUDA's ``max(a, stream)`` works too."""
     if axis is not None or out is not None:
         axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
     return _reduce("max", a, axis, None, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def nanmin(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The smallest element ignoring NaNs (numpy.nanmin; NaN where a slice is all NaN).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The smallest element ignoring NaNs (numpy.nanmin; NaN where a slice is all NaN)."""
     return _reduce("nanmin", a, axis, None, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def nanmax(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The largest element ignoring NaNs (numpy.nanmax; NaN where a slice is all NaN).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The largest element ignoring NaNs (numpy.nanmax; NaN where a slice is all NaN)."""
     return _reduce("nanmax", a, axis, None, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def argmin(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
     """The index of the first smallest element (numpy.argmin; the first NaN wins): along
-    ``axis``, or into the C-order flattened array when ``axis`` is None. int64 results.
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    ``axis``, or into the C-order flattened array when ``axis`` is None. int64 results."""
     return _reduce("argmin", a, axis, None, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def argmax(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
-    """The index of the first largest element (numpy.argmax; the first NaN wins).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The index of the first largest element (numpy.argmax; the first NaN wins)."""
     return _reduce("argmax", a, axis, None, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def any(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """Whether some element is nonzero (numpy.any), bool results. PyCUDA's
-    ``any(a, stream, allocator)`` works too.
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    ``any(a, stream, allocator)`` works too."""
     if axis is not None or out is not None:
         axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
     return _reduce("any", a, axis, None, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def all(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
     """Whether every element is nonzero (numpy.all), bool results. PyCUDA's
-    ``all(a, stream, allocator)`` works too.
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    ``all(a, stream, allocator)`` works too."""
     if axis is not None or out is not None:
         axis, out, stream, allocator = _with_stream_args(axis, out, stream, allocator)
     return _reduce("all", a, axis, None, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
     """The mean (numpy.mean): float64 for integers and bools, the input's float or complex
-    dtype otherwise (summed in double); NaN for an empty slice.
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    dtype otherwise (summed in double); NaN for an empty slice."""
     return _reduce("mean", a, axis, dtype, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
-    """The mean of the non-NaN elements (numpy.nanmean; NaN where there are none).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The mean of the non-NaN elements (numpy.nanmean; NaN where there are none)."""
     return _reduce("nanmean", a, axis, dtype, out, keepdims, stream, allocator)
 
 
+@_numpy_doc()
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
     """The variance (numpy.var): the mean squared distance from the mean, divided by
-    ``n - ddof``; real for complex input. One pass (Chan et al.'s pairwise update, in double).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    ddof : int
-        Subtracted from the element count in the divisor.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    ``n - ddof``; real for complex input. One pass (Chan et al.'s pairwise update, in double)."""
     return _reduce("var", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
+@_numpy_doc()
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
-    """The standard deviation (numpy.std): the square root of var.
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    ddof : int
-        Subtracted from the element count in the divisor.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The standard deviation (numpy.std): the square root of var."""
     return _reduce("std", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
+@_numpy_doc()
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
-    """The variance of the non-NaN elements (numpy.nanvar).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    ddof : int
-        Subtracted from the element count in the divisor.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The variance of the non-NaN elements (numpy.nanvar)."""
     return _reduce("nanvar", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
+@_numpy_doc()
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
-    """The standard deviation of the non-NaN elements (numpy.nanstd).
-
-    Parameters
-    ----------
-    a : GPUArray
-        The array.
-    axis : int | tuple[int, ...] | None
-        The axes to reduce; None: every element.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: NumPy's rule for the input.
-    out : GPUArray | None
-        Where the result goes; None: a new array.
-    ddof : int
-        Subtracted from the element count in the divisor.
-    keepdims : bool
-        Keep the reduced axes, with length 1.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        The result (a 0-d array for a full reduction; ``out`` when given).
-    """
+    """The standard deviation of the non-NaN elements (numpy.nanstd)."""
     return _reduce("nanstd", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
@@ -625,29 +291,12 @@ def _check_supported(where, *arrays):
             raise TypeError(f"gpuarray.{where}: not defined for dtype {a.dtype}")
 
 
+@_numpy_doc(
+    dtype="The result's type; None: ``a``'s.",
+    returns="A 0-d array holding the sum of ``a[subset]``.",
+)
 def subset_sum(subset, a, dtype=None, stream=None, allocator=None):
-    """The sum of ``a[subset]`` (``subset``: integer indices).
-
-    Parameters
-    ----------
-    subset : GPUArray
-        Indices (an integer array) of the elements taken into account.
-    a : GPUArray
-        The array.
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: ``a``'s.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        A 0-d array holding the sum of ``a[subset]``.
-    """
-    from . import reduction_kernels as reduction
-
+    """The sum of ``a[subset]`` (``subset``: integer indices)."""
     _check_supported("subset_sum", a)
     _check_indices("subset_sum", subset)
     out_dtype = np.dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
@@ -667,27 +316,9 @@ def _check_indices(where, subset):
         raise TypeError(f"gpuarray.{where}: subset must hold integer indices, got {subset.dtype}")
 
 
+@_numpy_doc(dtype=_PROMOTED, returns="A 0-d array holding the sum of a * b.")
 def dot(a, b, dtype=None, stream=None, allocator=None):
-    """The sum of a*b over all elements (1-D vectors of the same size), as a 0-d GPUArray.
-
-    Parameters
-    ----------
-    a, b : GPUArray
-        The two vectors (same size).
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: the inputs' promoted type.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        A 0-d array holding the sum of a * b.
-    """
-    from . import reduction_kernels as reduction
-
+    """The sum of a*b over all elements (1-D vectors of the same size), as a 0-d GPUArray."""
     _check_supported("dot", a, b)
     _check_same_size("dot", a, b)
     out_dtype = np.dtype(dtype) if dtype is not None else np.result_type(a.dtype, b.dtype)
@@ -697,29 +328,9 @@ def dot(a, b, dtype=None, stream=None, allocator=None):
     )
 
 
+@_numpy_doc(dtype=_PROMOTED, returns="A 0-d array holding the sum of conj(a) * b.")
 def vdot(a, b, dtype=None, stream=None, allocator=None):
-    """dot with ``a`` complex-conjugated (numpy.vdot).
-
-    Parameters
-    ----------
-    a, b : GPUArray
-        The two vectors (same size).
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: the inputs' promoted type.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        A 0-d array holding the sum of conj(a) * b.
-    """
-    from cuplug._cargs import VectorArg
-
-    from . import reduction_kernels as reduction
-
+    """dot with ``a`` complex-conjugated (numpy.vdot)."""
     _check_supported("vdot", a, b)
     _check_same_size("vdot", a, b)
     out_dtype = np.dtype(dtype) if dtype is not None else np.result_type(a.dtype, b.dtype)
@@ -744,8 +355,6 @@ def vdot(a, b, dtype=None, stream=None, allocator=None):
 
 
 def _subset_minmax(what, subset, a, stream, allocator):
-    from . import reduction_kernels as reduction
-
     _check_supported("subset_" + what, a)
     _check_indices("subset_" + what, subset)
     if subset.size == 0:
@@ -757,73 +366,23 @@ def _subset_minmax(what, subset, a, stream, allocator):
     )
 
 
+@_numpy_doc(returns="A 0-d array holding the result.")
 def subset_min(subset, a, stream=None, allocator=None):
-    """The smallest of the elements ``a[subset]``.
-
-    Parameters
-    ----------
-    subset : GPUArray
-        Indices (an integer array) of the elements of ``a`` taken into account.
-    a : GPUArray
-        The array.
-    stream : Stream, optional
-        The stream the reduction is ordered on.
-    allocator : callable, optional
-        Allocates the result's memory (bytes -> DeviceAllocation).
-
-    Returns
-    -------
-    GPUArray
-        A 0-d array holding the result.
-    """
+    """The smallest of the elements ``a[subset]``."""
     return _subset_minmax("min", subset, a, stream, allocator)
 
 
+@_numpy_doc(returns="A 0-d array holding the result.")
 def subset_max(subset, a, stream=None, allocator=None):
-    """The largest of the elements ``a[subset]``.
-
-    Parameters
-    ----------
-    subset : GPUArray
-        Indices (an integer array) of the elements of ``a`` taken into account.
-    a : GPUArray
-        The array.
-    stream : Stream, optional
-        The stream the reduction is ordered on.
-    allocator : callable, optional
-        Allocates the result's memory (bytes -> DeviceAllocation).
-
-    Returns
-    -------
-    GPUArray
-        A 0-d array holding the result.
-    """
+    """The largest of the elements ``a[subset]``."""
     return _subset_minmax("max", subset, a, stream, allocator)
 
 
+@_numpy_doc(
+    dtype=_PROMOTED, returns="A 0-d array holding the dot of ``a[subset]`` and ``b[subset]``."
+)
 def subset_dot(subset, a, b, dtype=None, stream=None, allocator=None):
-    """The sum of a[subset]*b[subset].
-
-    Parameters
-    ----------
-    subset : GPUArray
-        Indices (an integer array) of the elements taken into account.
-    a, b : GPUArray
-        The two vectors (same size).
-    dtype : numpy.typing.DTypeLike | None
-        The result's type; None: the inputs' promoted type.
-    stream : Stream | None
-        The stream the kernels run on.
-    allocator : collections.abc.Callable | None
-        Allocates the result's memory (bytes -> DeviceAllocation); None: the current allocator.
-
-    Returns
-    -------
-    GPUArray
-        A 0-d array holding the dot of ``a[subset]`` and ``b[subset]``.
-    """
-    from . import reduction_kernels as reduction
-
+    """The sum of a[subset]*b[subset]."""
     _check_supported("subset_dot", a, b)
     _check_indices("subset_dot", subset)
     out_dtype = np.dtype(dtype) if dtype is not None else np.result_type(a.dtype, b.dtype)

@@ -11,6 +11,8 @@ import numpy as np
 
 from cuplug import _core
 from cuplug._driver import peer as _peer
+from cuplug._kernels.results import compact_strides, is_dense, memory_order
+from cuplug._kernels.results import empty as _empty
 
 __all__ = ["TransferMixin", "copy_to_context", "to_device", "to_gpu", "to_gpu_async"]
 
@@ -18,34 +20,6 @@ _apply = _core._array.apply
 # The C++ layout's byte count: a subclass may set its own nbytes (PyCUDA's plain attribute,
 # reikna's includes its offset), which no copy must go by.
 _layout_nbytes = _core._array.ArrayBase.nbytes.__get__
-
-
-def memory_order(shape, strides):
-    """Axes from outermost to innermost in memory (by |stride|, ties keep C order)."""
-    return sorted(range(len(shape)), key=lambda k: -abs(strides[k]))
-
-
-def compact_strides(shape, strides, itemsize):
-    """Dense strides with the axes in the memory order of `strides` (PyCUDA's
-    _compact_strides: F stays F, a transpose stays transposed)."""
-    out = [0] * len(shape)
-    s = itemsize
-    for k in reversed(memory_order(shape, strides)):
-        out[k] = s
-        s *= max(shape[k], 1)
-    return tuple(out)
-
-
-def is_dense(shape, strides, itemsize):
-    """True when the array covers one gap-free block with positive strides."""
-    if 0 in shape:
-        return True
-    expect = itemsize
-    for s, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
-        if s != expect:
-            return False
-        expect *= n
-    return True
 
 
 def _host_like(ary, shape, strides):
@@ -73,9 +47,7 @@ def _to_stream_kw(stream, kwargs, routine):
 def _temporary(a):
     """A dense plain GPUArray in a's memory order (a staging copy: never of a's own type, whose
     constructor a subclass may have changed)."""
-    from .core import GPUArray
-
-    return GPUArray(a.shape, a.dtype, strides=compact_strides(a.shape, a.strides, a.itemsize))
+    return _empty(a.shape, a.dtype, strides=compact_strides(a.shape, a.strides, a.itemsize))
 
 
 def _memcpy_discontig(dst, src, async_=False, stream=None):
@@ -296,10 +268,8 @@ def to_device(ary, device, stream=None):
     GPUArray
         The copy on `device`.
     """
-    from .core import GPUArray
-
     dest = _peer.as_context(device)
-    if isinstance(ary, GPUArray):
+    if isinstance(ary, _core._array.ArrayBase):
         return copy_to_context(ary, dest, stream)
     with dest:
         return to_gpu(ary) if stream is None else to_gpu_async(ary, stream=stream)
@@ -320,10 +290,8 @@ def to_gpu(ary, allocator=None):
     GPUArray
         The copy.
     """
-    from .core import GPUArray
-
     ary = np.asarray(ary)
-    result = GPUArray(
+    result = _empty(
         ary.shape,
         ary.dtype,
         allocator,
@@ -350,10 +318,8 @@ def to_gpu_async(ary, allocator=None, stream=None):
     GPUArray
         The copy.
     """
-    from .core import GPUArray
-
     ary = np.asarray(ary)
-    result = GPUArray(
+    result = _empty(
         ary.shape,
         ary.dtype,
         allocator,

@@ -40,8 +40,6 @@ def _by_name(where, args, fields, titles):
 
 def _create_vector_types():
     field_names = ["x", "y", "z", "w"]
-    from cuplug._dtypes import _registry  # noqa: F401  (registration target)
-
     vec.types = {}
     vec.type_to_scalar_and_count = {}
     for base_name, base_type, counts in [

@@ -7,7 +7,7 @@ The entry point is :func:`generate`::
     args = [Arg("z", np.float32, True), Arg("a", np.float32, False), Arg("x", np.float32, True)]
     source, entry = generate(args, "z[i] = a*x[i]", "axpb", Layout(classes="csc"))
 
-A :class:`Layout` says how the iteration space was laid out by the engine (cuplug._array.engine):
+A :class:`Layout` says how the iteration space was laid out by the engine (cuplug._kernels.engine):
 ``ndim`` dimensions after collapsing (>= 1), ``vec`` elements per work item along the innermost
 dimension (16-byte loads/stores), 32- or 64-bit index arithmetic, and per argument a class:
 

@@ -6157,7 +6157,7 @@ def _register_hooks(**kwargs) -> None:
       dispatch_resolver (a callable, from cuplug._array.math): resolve(name, descriptors, out_dtype): the kernel and result dtype of an elementwise operation, on a dispatch-cache miss
       dispatch_fallback (a callable, from cuplug._array.math): fallback(name, operands, out, stream, error): the operations the dispatch cannot cache
       legacy_promotion (a bool, from cuplug._array.math): True for NumPy 1's value-based promotion of Python scalars
-      blocks_per_sm (an int of at least 1, from cuplug._array.engine): the most blocks of 256 threads per multiprocessor an elementwise launch uses
+      blocks_per_sm (an int of at least 1, from cuplug._kernels.engine): the most blocks of 256 threads per multiprocessor an elementwise launch uses
     """
 def _registered_hooks() -> dict:
     """

@@ -4,7 +4,7 @@ The array core: ArrayBase, elementwise engine
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'release_pools']
+__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'release_pools', 'result_type']
 class ArrayBase:
     """
     The C layout under GPUArray: shape, strides, dtype, device memory.
@@ -286,4 +286,8 @@ def pool_count() -> int:
 def release_pools() -> int:
     """
     Gives back the memory the per-context array pools hold and forgets the pools.
+    """
+def result_type() -> typing.Any:
+    """
+    The class made for results when no operand's class says otherwise (the result_type hook's, else ArrayBase).
     """

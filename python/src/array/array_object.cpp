@@ -531,6 +531,16 @@ void init_array_object(py::module_ &m) {
   the_type = &type;
   Py_INCREF(&type);
   m.add_object("ArrayBase", py::handle(reinterpret_cast<PyObject *>(&type)));
+  // The routines below the class (cuplug._kernels, cuplug._array's routines) make their results
+  // of this class without importing it back (the class imports them: one direction).
+  m.def(
+      "result_type",
+      []() {
+        return py::reinterpret_borrow<py::object>(
+            reinterpret_cast<PyObject *>(default_result_type()));
+      },
+      "The class made for results when no operand's class says otherwise (the result_type "
+      "hook's, else ArrayBase).");
 }
 
 } // namespace cuplug::python::array

@@ -2,7 +2,7 @@
 a GPU: the sources of cuplug._codegen.axis_reduction are compiled by the host C++ compiler with
 a shim for CUDA's built-ins (a block is 256 fibers taking turns between barriers, __shared__ is
 static storage, blocks run one after another), and the launches of a plan
-(cuplug._array.axis_reductions.plan_launches) run over host memory with the same parameter
+(cuplug._kernels.axis_reduction_plan.plan_launches) run over host memory with the same parameter
 blocks the GPU gets. Vector loads check their alignment (a GPU faults on a misaligned one)."""
 
 from __future__ import annotations

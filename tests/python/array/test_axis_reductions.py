@@ -16,8 +16,9 @@ import pytest
 from dtype_matrix import ARRAY_DTYPES
 from reduction_reference import assert_matches, host_values, layouts, numpy_result, reference
 
-from cuplug._array import axis_reductions as axr
 from cuplug._codegen import axis_reduction as ar
+from cuplug._kernels import axis_reduction as axr
+from cuplug._kernels import axis_reduction_plan as axp
 
 DTYPES = [np.dtype(d) for d in ARRAY_DTYPES]
 KINDS = ar.KINDS
@@ -49,24 +50,24 @@ def test_axis_is_read_as_numpy_reads_it(kind, axis, ndim):
     want = numpy_result(kind, x, axis)
     if isinstance(want, Exception):
         with pytest.raises(type(want)):
-            axr.normalize_axis(axis, ndim, kind)
+            axp.normalize_axis(axis, ndim, kind)
         return
-    axes = axr.normalize_axis(axis, ndim, kind)
-    assert axr.result_shape(x.shape, axes, False) == want.shape
-    assert axr.result_shape(x.shape, axes, True) == numpy_result(kind, x, axis, True).shape
+    axes = axp.normalize_axis(axis, ndim, kind)
+    assert axp.result_shape(x.shape, axes, False) == want.shape
+    assert axp.result_shape(x.shape, axes, True) == numpy_result(kind, x, axis, True).shape
 
 
 def test_axis_errors_name_the_problem():
-    with pytest.raises(axr.AxisError, match="axis 2 is out of bounds for array of dimension 2"):
-        axr.normalize_axis(2, 2)
-    assert issubclass(axr.AxisError, (IndexError, ValueError))  # numpy's AxisError
+    with pytest.raises(axp.AxisError, match="axis 2 is out of bounds for array of dimension 2"):
+        axp.normalize_axis(2, 2)
+    assert issubclass(axp.AxisError, (IndexError, ValueError))  # numpy's AxisError
     with pytest.raises(ValueError, match="duplicate value in 'axis'"):
-        axr.normalize_axis((1, -1), 2)
+        axp.normalize_axis((1, -1), 2)
     with pytest.raises(TypeError, match="axis must be None, an int or a tuple of ints, got float"):
-        axr.normalize_axis(1.0, 2)
+        axp.normalize_axis(1.0, 2)
     with pytest.raises(TypeError, match="argmin: axis must be None or an int"):
-        axr.normalize_axis((0,), 2, "argmin")
-    assert axr.normalize_axis(np.int64(-1), 2) == (1,)
+        axp.normalize_axis((0,), 2, "argmin")
+    assert axp.normalize_axis(np.int64(-1), 2) == (1,)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -78,31 +79,31 @@ def test_result_dtypes_are_numpys(kind, dtype):
         want = numpy_result(kind, x, 0, dtype=dtype_arg)
         if dtype.kind == "c" and kind in NO_COMPLEX:
             with pytest.raises(TypeError, match="complex"):
-                axr.resolve_dtypes(kind, dtype, dtype_arg)
+                axp.resolve_dtypes(kind, dtype, dtype_arg)
             continue
         if isinstance(want, Exception):
             with pytest.raises(TypeError):
-                axr.resolve_dtypes(kind, dtype, dtype_arg)
+                axp.resolve_dtypes(kind, dtype, dtype_arg)
             continue
-        _, result = axr.resolve_dtypes(kind, dtype, dtype_arg)
+        _, result = axp.resolve_dtypes(kind, dtype, dtype_arg)
         assert result == want.dtype, (kind, dtype, dtype_arg)
 
 
 def test_out_dtype_follows_numpys_casting_rules():
     f8, c16 = np.dtype(np.float64), np.dtype(np.complex128)
-    assert axr.resolve_dtypes("sum", f8, None, np.dtype(np.int8))[1] == f8  # stored cast, as NumPy
+    assert axp.resolve_dtypes("sum", f8, None, np.dtype(np.int8))[1] == f8  # stored cast, as NumPy
     with pytest.raises(TypeError, match="cannot store its float64 result in out= of dtype int64"):
-        axr.resolve_dtypes("std", f8, None, np.dtype(np.int64))
+        axp.resolve_dtypes("std", f8, None, np.dtype(np.int64))
     with pytest.raises(TypeError, match="cannot store its int64 result in out= of dtype float64"):
-        axr.resolve_dtypes("argmax", f8, None, f8)
+        axp.resolve_dtypes("argmax", f8, None, f8)
     with pytest.warns(getattr(np, "exceptions", np).ComplexWarning, match="keeps the real part"):
-        axr.resolve_dtypes("mean", c16, None, f8)
+        axp.resolve_dtypes("mean", c16, None, f8)
     with pytest.raises(TypeError, match="out= of dtype datetime64.s. is not supported"):
-        axr.resolve_dtypes("any", c16, None, np.dtype("datetime64[s]"))
+        axp.resolve_dtypes("any", c16, None, np.dtype("datetime64[s]"))
     with pytest.raises(TypeError, match="not defined for dtype"):
-        axr.resolve_dtypes("sum", np.dtype("datetime64[s]"))
+        axp.resolve_dtypes("sum", np.dtype("datetime64[s]"))
     with pytest.raises(TypeError, match="unexpected keyword argument 'dtype'"):
-        axr.resolve_dtypes("max", f8, np.float32)
+        axp.resolve_dtypes("max", f8, np.float32)
 
 
 # ---- generated kernels compile (NVRTC, no device) ------------------------------------------------
@@ -115,13 +116,13 @@ def specs_for(dtype):
         args = [None] + (["float16", "int8", "complex64", "bool"] if kind in TAKES_DTYPE else [])
         for dtype_arg in args:
             try:
-                compute, result = axr.resolve_dtypes(kind, dtype, dtype_arg)
+                compute, result = axp.resolve_dtypes(kind, dtype, dtype_arg)
             except TypeError:
                 continue
             out.append(ar.spec(kind, dtype, compute, result))
         if kind in ("sum", "argmin", "any", "mean", "var"):
             try:
-                compute, result = axr.resolve_dtypes(kind, dtype)
+                compute, result = axp.resolve_dtypes(kind, dtype)
             except TypeError:
                 continue
             out.append(ar.spec(kind, dtype, compute, result, np.complex64))
@@ -148,7 +149,7 @@ def batched(specs, entries=rotated_entries):
 
 def nvrtc_ptx(source):
     from cuplug import _core, compiler
-    from cuplug._array.engine import PCH_OPTIONS
+    from cuplug._kernels.engine import PCH_OPTIONS
 
     try:
         _core._compiler.compiler_info("nvrtc", {})
@@ -201,10 +202,10 @@ def plan(shape, axis, itemsize=4, acc_size=8, strides=None, sms=H200_SMS, ptr_mo
     strides = strides if strides is not None else [
         int(np.prod(shape[k + 1 :])) for k in range(len(shape))
     ]  # fmt: skip
-    axes = axr.normalize_axis(axis, len(shape))
+    axes = axp.normalize_axis(axis, len(shape))
     kept = [n for k, n in enumerate(shape) if k not in axes]
     outs = out if out is not None else [int(np.prod(kept[k + 1 :])) for k in range(len(kept))]
-    return axr.plan_launches(shape, strides, axes, itemsize, acc_size, outs, sms, ptr_mod)
+    return axp.plan_launches(shape, strides, axes, itemsize, acc_size, outs, sms, ptr_mod)
 
 
 def test_sum_over_rows_of_a_16k_square_reads_columns_coalesced_with_vector_loads():
@@ -213,7 +214,7 @@ def test_sum_over_rows_of_a_16k_square_reads_columns_coalesced_with_vector_loads
     p = first.params
     assert first.kind == "cols" and p["vec"] == 1 and p["group"] == 4
     # Enough threads for the whole GPU: the rows are split, partials [split][column].
-    assert p["splits"] * 16384 // 4 >= H200_SMS * axr.THREADS_PER_SM // 2 * 0.9
+    assert p["splits"] * 16384 // 4 >= H200_SMS * axp.THREADS_PER_SM // 2 * 0.9
     assert combine.kind == "colsa" and combine.params["n"] == p["splits"]
     assert combine.params["final"] == 1 and p["final"] == 0
     # The partial values cost under 1% of the input's traffic.
@@ -276,11 +277,11 @@ def emu_specs():
     for kind in KINDS:
         for dt in EMU_DTYPES:
             try:
-                c, r = axr.resolve_dtypes(kind, dt)
+                c, r = axp.resolve_dtypes(kind, dt)
             except TypeError:
                 continue
             out[(kind, dt, None)] = ar.spec(kind, dt, c, r)
-    c, r = axr.resolve_dtypes("sum", np.dtype(np.int16), np.int8)
+    c, r = axp.resolve_dtypes("sum", np.dtype(np.int16), np.int8)
     out[("sum", np.dtype(np.int16), np.dtype(np.int8))] = ar.spec("sum", np.int16, c, r)
     return out
 
@@ -300,8 +301,8 @@ def emulate(emulator, kind, x, axis, keepdims=False, dtype=None, out=None, ddof=
     sp = specs[(kind, x.dtype, None if dtype is None else np.dtype(dtype))]
     if kind in ("argmin", "argmax") and axis is None and not x.flags.c_contiguous:
         x = np.ascontiguousarray(x)  # as gpuarray does: the flat index is C order's
-    axes = axr.normalize_axis(axis, x.ndim, kind)
-    shape = axr.result_shape(x.shape, axes, keepdims)
+    axes = axp.normalize_axis(axis, x.ndim, kind)
+    shape = axp.result_shape(x.shape, axes, keepdims)
     res = sp.out_dtype
     if out is None:
         out = np.full(shape, 99, res)
@@ -310,7 +311,7 @@ def emulate(emulator, kind, x, axis, keepdims=False, dtype=None, out=None, ddof=
     denom = ddof if kind in ("var", "std", "nanvar", "nanstd") else int(
         np.prod([x.shape[k] for k in axes])
     )  # fmt: skip
-    launches, temps, _, _ = axr.plan_launches(
+    launches, temps, _, _ = axp.plan_launches(
         x.shape, [st // isz for st in x.strides], axes, isz, sp.acc_size,
         [st // osz for st in kept_strides], sms, x.ctypes.data % 16,
         ordered=kind in ("argmin", "argmax"), denom=denom,
@@ -554,7 +555,7 @@ def test_bad_reductions_name_the_problem(env):
     y = gpuarray.zeros((2, 3), np.complex64)
     with pytest.raises(TypeError, match="not defined for complex dtype complex64"):
         y.max()
-    with pytest.raises(axr.AxisError):
+    with pytest.raises(axp.AxisError):
         y.sum(axis=2)
     with pytest.raises(TypeError, match="expected a GPUArray, got ndarray"):
         gpuarray.sum(np.zeros(3))

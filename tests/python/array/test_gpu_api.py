@@ -15,7 +15,7 @@ from gpu_support import DTYPES, check, values
 
 import cuplug.driver as drv
 import cuplug.gpuarray as gpuarray
-from cuplug._array.engine import Arg, Kernel
+from cuplug._kernels.engine import Arg, Kernel
 
 pytestmark = [pytest.mark.gpu, pytest.mark.real_gpu]
 

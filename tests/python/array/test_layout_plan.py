@@ -10,8 +10,8 @@ import itertools
 import numpy as np
 import pytest
 
-from cuplug._array.engine import Arg, Kernel
 from cuplug._array.math import _resolve
+from cuplug._kernels.engine import Arg, Kernel
 from cuplug.gpuarray import GPUArray
 
 BASE = 1 << 32

@@ -92,3 +92,37 @@ def test_bad_reductions_name_the_problem(ctx):
 
     with pytest.raises(CompileError):
         reduction.ReductionKernel(np.float32, "0", "a+", "x[i]", arguments="float *x")
+
+
+# ---- docstrings: NumPy's sections, generated from one table (cuplug._array.reductions) ---------
+
+REDUCTION_FUNCTIONS = """sum prod nansum nanprod min max nanmin nanmax argmin argmax any all mean
+nanmean var std nanvar nanstd subset_sum dot vdot subset_min subset_max subset_dot""".split()
+
+
+@pytest.mark.parametrize("name", REDUCTION_FUNCTIONS)
+def test_reduction_docstrings_keep_their_numpy_sections(name):
+    """help(gpuarray.sum) shows the summary, then one Parameters entry per parameter of the
+    signature, in order, with type and description, then Returns: what the repeated sections
+    said before they were generated."""
+    import inspect
+
+    fn = getattr(gpuarray, name)
+    doc = inspect.getdoc(fn)
+    summary, rest = doc.split("\n\nParameters\n----------\n")
+    assert summary.strip() and not summary.startswith(" ")
+    params, returns = rest.split("\n\nReturns\n-------\n")
+    assert returns.startswith("GPUArray\n    ") and returns.rstrip().endswith(".")
+    names = list(inspect.signature(fn).parameters)
+    if "b" in names:
+        names[names.index("a")] = "a, b"
+        names.remove("b")
+    lines = params.split("\n")
+    assert [line.split(" : ")[0] for line in lines[::2]] == names
+    for entry, description in zip(lines[::2], lines[1::2]):
+        assert " : " in entry and entry.split(" : ")[1].strip(), entry
+        assert description.startswith("    ") and description.strip().endswith("."), entry
+    if "allocator" in names:
+        assert "allocator : collections.abc.Callable | None\n    Allocates" in params
+    if "axis" in names:
+        assert "axis : int | tuple[int, ...] | None\n    The axes to reduce" in params

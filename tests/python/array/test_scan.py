@@ -31,7 +31,7 @@ def _nvrtc():
 
 def _ptx(source):
     from cuplug import compiler
-    from cuplug._array.scan_kernels import _options
+    from cuplug._kernels.scan import _options
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a compiler warning is a failure too

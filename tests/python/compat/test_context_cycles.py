@@ -127,6 +127,53 @@ def test_a_new_context_at_a_dead_ones_handle_is_a_new_cache_entry(fresh_contexts
         second.detach()
 
 
+def _engine_entries(found: dict) -> set[str]:
+    """Which engines have entries in a context's dict of the per-context cache."""
+    names = {
+        ("weak", "ElementwiseKernel range"): "elementwise range",
+        ("weak", "ReductionKernel"): "ReductionKernel",
+        ("weak", "scan"): "scan",
+        "axis plans": "axis plans",
+    }
+    engines = {names[key] for key in found if key in names}
+    engines |= {
+        key[0] for key in found if isinstance(key, tuple) and key[0] in ("axis fn", "module")
+    }
+    return engines
+
+
+ENGINES = {"elementwise range", "ReductionKernel", "scan", "axis plans", "axis fn", "module"}
+
+
+def test_every_engine_caches_in_the_one_per_context_cache(fresh_contexts):
+    """The engines of cuplug._kernels (ElementwiseKernel's range kernels, ReductionKernel, scans,
+    axis-reduction plans and kernels) and the loaded modules keep what they make in the context's
+    dict of cuplug._driver.context_cache, and all of it goes when the context is destroyed: a new
+    context at the dead one's handle starts with none of it, and makes it again."""
+    scale = ElementwiseKernel("float *x, float a", "x[i] = a * x[i]", "scale_range")
+    scan = key = None
+    for _ in range(2):
+        ctx = drv.Device(0).make_context()
+        try:
+            assert key is None or ctx.handle == key[0]  # the fake reuses the dead one's handle
+            found = context_cache.entries(ctx)
+            assert _engine_entries(found) == set()
+            if scan is None:  # made once (it compiles now), used in both contexts
+                scan = InclusiveScanKernel(np.float32, "a+b")
+            x = gpuarray.zeros((64,), np.float32)
+            scale(x, 2.0, slice=slice(0, 32))
+            ReductionKernel(np.float32, "0", "a+b", arguments="const float *x")(x)
+            scan(x)
+            x.reshape(8, 8).sum(axis=1)
+            assert _engine_entries(found) == ENGINES
+            key = ctx._cache_key
+        finally:
+            drv.Context.pop()
+            ctx.detach()
+        assert key not in context_cache._by_context
+        assert _engine_entries(found) == set(), "dropped, not just forgotten"
+
+
 def test_clear_context_caches_empties_the_cache(fresh_contexts):
     from cuplug import tools
 

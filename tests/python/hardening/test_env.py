@@ -9,15 +9,15 @@ import textwrap
 import pytest
 from hardening_support import ESC, run
 
-from cuplug import _tuning
+from cuplug._kernels import tuning as _tuning
 
 SHOW_TUNING = textwrap.dedent(
     """
     import warnings
     warnings.simplefilter("always")
     import cuplug.gpuarray
-    from cuplug._array import axis_reductions, engine, scan_kernels
-    print(engine.TUNING, scan_kernels.TUNE_OVERRIDES, axis_reductions.THREADS_PER_SM, sep="|")
+    from cuplug._kernels import axis_reduction_plan, engine, scan
+    print(engine.TUNING, scan.TUNE_OVERRIDES, axis_reduction_plan.THREADS_PER_SM, sep="|")
     """
 )
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuplug._cargs import VectorArg, get_arg_type
-
-from .reduction_kernels import ReductionKernel, _cached, _ct, _tag
+from cuplug._kernels.cargs import VectorArg, get_arg_type
+from cuplug._kernels.reduction import ReductionKernel, _cached, _ct, _tag
+from cuplug._compile.source_module import SourceModule
 
 __all__ = [
     "get_all_kernel",
@@ -210,8 +210,6 @@ def get_reduction_module(
     SourceModule
         The compiled module.
     """
-    from cuplug.compiler import SourceModule
-
     block_size = int(block_size)
     if block_size < 2 or block_size > 512 or block_size & (block_size - 1):
         raise ValueError(

@@ -15,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from cuplug import _core, _dtypes
-from cuplug._cargs import ScalarArg, VectorArg, parse_arguments
 from cuplug._codegen import reduction as _rg
 from cuplug._driver import context_cache
-
-from .creation import empty as _empty
+from cuplug._kernels.cargs import ScalarArg, VectorArg, parse_arguments
+from cuplug._kernels.engine import PCH_OPTIONS
+from cuplug._kernels.results import empty as _empty
+from cuplug._compile.source_module import SourceModule
 
 __all__ = [
     "ReductionKernel",
@@ -112,18 +113,13 @@ class ReductionKernel:
         self._functions_for_current_context()  # PyCUDA compiles eagerly: errors show here
 
     def _functions_for_current_context(self):
-        from cuplug import driver
-        from cuplug.compiler import SourceModule
-
-        ctx = driver.Context.get_current()
+        ctx = _core.Context.get_current()
         # Per live context (context_cache): they go with it, and with this kernel.
         mine = context_cache.per_object(ctx, "ReductionKernel")
         entry = mine.get(self)
         if entry is None:
             options = self.options
             if "cuda/std/complex" in self.source:
-                from cuplug._array.engine import PCH_OPTIONS
-
                 options = options + PCH_OPTIONS
             mod = SourceModule(self.source, no_extern_c=True, options=options, keep=self.keep)
             chars = "".join(a.struct_char for a in self.arguments)
@@ -133,7 +129,7 @@ class ReductionKernel:
             final.prepare("P" + chars + "Q")
             stage2 = mod.get_function(f"{self.name}_stage2")
             stage2.prepare("PPQ")
-            sms = ctx.get_device().get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
+            sms = ctx.get_device().get_attribute(_core.device_attribute.MULTIPROCESSOR_COUNT)
             entry = mine[self] = (stage1, final, stage2, 8 * sms)
         return entry
 

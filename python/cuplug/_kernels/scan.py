@@ -1,5 +1,6 @@
 """PyCUDA's ``pycuda.scan`` (cuplug.scan re-exports it): InclusiveScanKernel and
-ExclusiveScanKernel, plus PyOpenCL's GenericScanKernel, which PyCUDA lacks.
+ExclusiveScanKernel, and ArrayScan (cumsum/cumprod); PyOpenCL's GenericScanKernel, which PyCUDA
+lacks, is in generic_scan.py on the same modules, tuning and look-back state.
 
 ``InclusiveScanKernel(np.int32, "a+b")(x)`` scans ``x`` in place; ``output_ary=`` another array,
 or ``"new"`` for a new one. The kernels come from cuplug._codegen.scan: one pass over the data
@@ -10,23 +11,22 @@ in PyCUDA) and loaded once per context.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from cuplug import _core, _dtypes, _tuning
-from cuplug._cargs import VectorArg, parse_arguments
+from cuplug import _core, _dtypes
 from cuplug._codegen import scan as _sg
 from cuplug._driver import context_cache
+from cuplug._kernels import tuning as _tuning
+from cuplug._kernels.engine import PCH_OPTIONS, _compile_options
+from cuplug._kernels.results import empty as _empty
+from cuplug._compile.source_module import SourceModule
 
-from .creation import empty as _empty
-
-__all__ = ["ExclusiveScanKernel", "GenericScanKernel", "InclusiveScanKernel"]
+__all__ = ["ExclusiveScanKernel", "InclusiveScanKernel"]
 
 
 def _tune_overrides():
     """CUPLUG_SCAN_TUNE="block=256,items=16,vec=4,single_tiles=4": experiments on a GPU. A value
-    it does not accept is named in a warning and ignored (cuplug._tuning)."""
+    it does not accept is named in a warning and ignored (cuplug._kernels.tuning)."""
     return _tuning.key_values(
         "CUPLUG_SCAN_TUNE",
         {
@@ -55,12 +55,8 @@ def _options(user_options, source, builtin):
     if not any("fmad" in o or "fast_math" in o or "fast-math" in o for o in opts):
         opts += _sg.OPTIONS
     if "cuda/std/complex" in source:
-        from .engine import PCH_OPTIONS
-
         opts += PCH_OPTIONS
     if builtin:
-        from .engine import _compile_options
-
         opts = _compile_options([], opts, True)  # NVRTC's -minimal for cuplug's own kernels
     return opts
 
@@ -76,10 +72,7 @@ class _Module:
         self.keep = keep
 
     def functions(self):
-        from cuplug import driver
-        from cuplug.compiler import SourceModule
-
-        ctx = driver.Context.get_current()
+        ctx = _core.Context.get_current()
         mine = context_cache.per_object(ctx, "scan")
         entry = mine.get(self)
         if entry is None:
@@ -89,17 +82,15 @@ class _Module:
                 f = mod.get_function(name)
                 f.prepare(fmt)
                 funcs.append(f)
-            sms = ctx.get_device().get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
+            sms = ctx.get_device().get_attribute(_core.device_attribute.MULTIPROCESSOR_COUNT)
             entry = mine[self] = (funcs, sms)
         return entry
 
 
 def _scratch(tiles, words, stream, allocator):
     """Zeroed look-back state for a multi-block launch (a uint8 GPUArray), or None for one."""
-    from cuplug import driver
-
     buf = _empty((_sg.scratch_bytes(tiles, words),), np.uint8, allocator=allocator)
-    driver.memset_d32_async(buf.ptr, 0, _sg.scratch_zero_bytes(tiles) // 4, stream)
+    _core.memset_d32_async(buf.ptr, 0, _sg.scratch_zero_bytes(tiles) // 4, stream)
     return buf
 
 
@@ -314,212 +305,3 @@ class ExclusiveScanKernel(_ScanKernelBase):
     in[i-1]``; ``neutral`` (a C expression) is required."""
 
     _exclusive = True
-
-
-# ---- PyOpenCL's GenericScanKernel ---------------------------------------------------------------
-
-#: Names the kernels' code gives the user's expressions besides the arguments (``b`` and
-#: ``across_seg_boundary`` live only in scan_expr, where the arguments are not seen).
-_TAKEN = ("i", "N", "a", "item", "prev_item", "last_item", "scan_type", "index_type")
-
-_CL_QUALIFIERS = re.compile(r"\b(__global|global|__local|__constant|__private)\b")
-
-
-class GenericScanKernel:
-    """PyOpenCL's GenericScanKernel (``pyopencl.scan``), which PyCUDA lacks::
-
-        knl = GenericScanKernel(np.int32, arguments="int *ary", input_expr="ary[i]",
-                                scan_expr="a+b", neutral="0",
-                                output_statement="ary[i+1] = item;")
-        knl(a)  # then a[1:] holds the inclusive scan of the old a[:-1]
-
-    ``arguments``: C declarations (PyOpenCL's ``__global`` qualifiers are accepted); the first
-    vector sets the size (``size=`` overrides it). ``input_expr``: the value of element ``i``.
-    ``scan_expr``: ``a`` (the earlier value) combined with ``b``; ``across_seg_boundary`` says a
-    segment starts within ``b``'s range (segmented scans choose ``b`` then). ``neutral``: C
-    expression of the identity. ``output_statement``: C code with ``item`` (the inclusive scan
-    at ``i``), ``prev_item`` (the one before, ``neutral`` at 0 and at segment starts),
-    ``last_item`` (the scan at ``N-1``), ``i``, ``N`` and the arguments.
-    ``is_segment_start_expr``: C bool expression of ``i`` and ``a`` (the input value) starting a
-    segment. ``input_fetch_exprs``: ``(name, argument, 0 or -1)``: ``name`` is
-    ``argument[i+offset]`` in the input and segment expressions. ``index_dtype``: the type of
-    ``i`` and ``N`` (default int64; PyOpenCL's default is int32). A leading context argument
-    (PyOpenCL's ``ctx``) is accepted and ignored: the current context is used.
-
-    Every input is read before any output is written (the scan goes through a temporary), so
-    output statements may write the arrays the input reads, as in PyOpenCL.
-    """
-
-    def __init__(self, *args, **kwargs):
-        from cuplug import driver
-
-        if args and isinstance(args[0], driver.Context):
-            args = args[1:]  # PyOpenCL's ctx
-        self._init(*args, **kwargs)
-
-    def _init(
-        self,
-        dtype,
-        arguments,
-        input_expr,
-        scan_expr,
-        neutral,
-        output_statement,
-        is_segment_start_expr=None,
-        input_fetch_exprs=None,
-        index_dtype=None,
-        name_prefix="scan",
-        options=None,
-        preamble="",
-        devices=None,
-    ):
-        if neutral is None:
-            raise ValueError("must provide a 'neutral' element in scan")
-        if not isinstance(name_prefix, str) or not name_prefix.isidentifier():
-            raise ValueError(f"GenericScanKernel: name_prefix {name_prefix!r} is not a C name")
-        self.dtype = np.dtype(dtype)
-        self.index_dtype = np.dtype(np.int64 if index_dtype is None else index_dtype)
-        if self.index_dtype.kind != "i":
-            raise TypeError(
-                f"GenericScanKernel: index_dtype must be a signed integer type, got "
-                f"{self.index_dtype}"
-            )
-        if isinstance(arguments, str):
-            arguments = _CL_QUALIFIERS.sub("", arguments)
-        self.parsed_args = parse_arguments(arguments, taken=_TAKEN)
-        vectors = [k for k, a in enumerate(self.parsed_args) if isinstance(a, VectorArg)]
-        if not vectors:
-            raise ValueError(
-                f"GenericScanKernel {name_prefix!r}: needs at least one vector (pointer) "
-                f"argument, whose size is the scan's; got {arguments!r}"
-            )
-        self.first_array_idx = vectors[0]
-        fetches = list(input_fetch_exprs or ())
-        by_name = {a.name: a for a in self.parsed_args}
-        for entry in fetches:
-            if len(entry) != 3:
-                raise ValueError(
-                    f"input_fetch_exprs entries are (name, argument name, offset), got {entry!r}"
-                )
-            var, arg_name, offset = entry
-            if offset not in (0, -1):
-                raise ValueError(
-                    f"input_fetch_exprs: offset of {var!r} must be 0 or -1, got {offset!r}"
-                )
-            if not isinstance(by_name.get(arg_name), VectorArg):
-                raise ValueError(
-                    f"input_fetch_exprs: {var!r} reads {arg_name!r}, which is not a vector "
-                    f"argument of {[a.name for a in self.parsed_args]}"
-                )
-        self.input_expr = input_expr
-        self.scan_expr = scan_expr
-        self.neutral = str(neutral)
-        self.output_statement = output_statement
-        self.is_segment_start_expr = is_segment_start_expr
-        self.is_segmented = is_segment_start_expr is not None
-        self.input_fetch_exprs = fetches
-        self.name_prefix = name_prefix
-        words = _sg.value_words(self.dtype.itemsize, self.is_segmented)
-        args = [_sg.Arg(a.name, a.dtype, isinstance(a, VectorArg)) for a in self.parsed_args]
-        self.gen = _sg.generate_generic_scan(
-            name_prefix,
-            args,
-            self.dtype,
-            input_expr,
-            scan_expr,
-            self.neutral,
-            output_statement,
-            is_segment_start_expr,
-            fetches,
-            self.index_dtype,
-            preamble,
-            _sg.tuning_for(4 * words, None, TUNE_OVERRIDES),
-        )
-        chars = "".join(a.struct_char for a in self.parsed_args)
-        self._module = _Module(
-            self.gen.source,
-            [(f"{name_prefix}_scan", chars + "PPQP"), (f"{name_prefix}_output", chars + "PPQ")],
-            _options(options, self.gen.source, False),
-        )
-        self._module.functions()  # errors show here
-
-    @property
-    def source(self):
-        """The generated CUDA source."""
-        return self.gen.source
-
-    def __call__(self, *args, allocator=None, size=None, stream=None, queue=None, wait_for=None):
-        """Runs the scan over ``size`` elements (default: the first vector argument's size).
-        ``queue`` is PyOpenCL's name for ``stream``; ``wait_for`` is accepted for PyOpenCL
-        code and ignored (work on one stream is ordered)."""
-        _core._array._check_same_device("GenericScanKernel", *args)
-        if stream is None:
-            stream = queue
-        if len(args) != len(self.parsed_args):
-            raise TypeError(
-                f"{self.name_prefix}() takes {len(self.parsed_args)} arguments "
-                f"({', '.join(a.name for a in self.parsed_args)}), got {len(args)}"
-            )
-        values = []
-        for a, x in zip(self.parsed_args, args):
-            if isinstance(a, VectorArg):
-                if _is_array(x):
-                    if x.size and not (x.flags.c_contiguous or x.flags.f_contiguous):
-                        raise ValueError(
-                            f"{self.name_prefix}(): argument {a.name!r} must be contiguous "
-                            f"(strides {x.strides}); copy it first (x.copy())"
-                        )
-                    values.append(x.ptr)
-                elif x is None or isinstance(x, (float, complex, str)):
-                    raise TypeError(
-                        f"{self.name_prefix}(): argument {a.name!r} must be a GPUArray or a "
-                        f"device pointer, got {type(x).__name__}"
-                    )
-                else:
-                    values.append(int(x))
-            else:
-                values.append(x)
-        first = args[self.first_array_idx]
-        if size is None:
-            if not _is_array(first):
-                raise TypeError(
-                    f"{self.name_prefix}(): the first vector argument "
-                    f"{self.parsed_args[self.first_array_idx].name!r} must be a GPUArray "
-                    "(it gives the size), or pass size="
-                )
-            n = first.size
-        else:
-            n = int(size)
-            if n < 0:
-                raise ValueError(f"{self.name_prefix}(): size must be >= 0, got {n}")
-        if n > np.iinfo(self.index_dtype).max:
-            raise ValueError(
-                f"{self.name_prefix}(): {n} elements do not fit index_dtype "
-                f"{self.index_dtype}: make the kernel with index_dtype=np.int64"
-            )
-        if n == 0:
-            return None
-        if allocator is None:
-            allocator = first.allocator if _is_array(first) else None
-        (scan, output), sms = self._module.functions()
-        t = self.gen.tuning
-        tmp = _empty((n,), self.dtype, allocator=allocator)
-        flags = _empty((n,), np.uint8, allocator=allocator) if self.gen.flags else None
-        flags_ptr = flags.ptr if flags is not None else 0
-        tiles = -(-n // t.tile)
-        grid = _grid(tiles, t)
-        state = _scratch(tiles, self.gen.words, stream, allocator) if grid > 1 else None
-        scan.prepared_async_call(
-            (grid, 1),
-            (t.block, 1, 1),
-            stream,
-            *values,
-            tmp.ptr,
-            flags_ptr,
-            n,
-            state.ptr if state is not None else 0,
-        )
-        blocks = max(1, min(-(-n // 256), 32 * sms))
-        output.prepared_async_call((blocks, 1), (256, 1, 1), stream, *values, tmp.ptr, flags_ptr, n)
-        del tmp, flags, state
-        return None

@@ -1,5 +1,6 @@
 """PyCUDA's copying, filling and selecting ``pycuda.elementwise.get_*_kernel`` factories
-(cuplug.elementwise re-exports them; the arithmetic ones are in cuplug._elementwise_factories):
+(cuplug.elementwise re-exports them; the arithmetic ones are in
+cuplug._kernels.elementwise_factories):
 memoized prepared Functions taking PyCUDA's arguments then the element count ``n``, cached per
 context. ``get_take_kernel`` / ``get_take_put_kernel`` return texture references, which CUDA 12
 removed: they raise NotSupportedError.
@@ -10,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from cuplug._core import NotSupportedError
-from cuplug._elementwise_modules import get_elwise_kernel, get_elwise_module
-from cuplug.tools import VectorArg, context_dependent_memoize, dtype_to_ctype
+from cuplug._dtypes import dtype_to_ctype
+from cuplug._kernels.cargs import VectorArg
+from cuplug._kernels.elementwise import get_elwise_kernel, get_elwise_module
+from cuplug._driver.memoize import context_dependent_memoize
 
 __all__ = [
     "get_arange_kernel",

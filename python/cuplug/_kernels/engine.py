@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuplug import _core, _tuning
-from cuplug import config as _config
+from cuplug import _core
 from cuplug._codegen import elementwise as _cg
+from cuplug._kernels import tuning as _tuning
+from cuplug._compile.source_module import SourceModule
 
 __all__ = ["Arg", "Kernel", "Layout"]
 
@@ -27,7 +28,7 @@ PCH_OPTIONS = ["-pch", "--pch-messages=false", "-diag-suppress=629,630"]
 
 # Code generation choices of the built-in operations (tuned on an H100/H200; CUPLUG_ARRAY_TUNE=
 # "unroll=4,minimal=1" overrides them for experiments).
-# A value it does not accept is named in a warning and ignored (cuplug._tuning).
+# A value it does not accept is named in a warning and ignored (cuplug._kernels.tuning).
 TUNING = {"unroll": 1, "minimal": 1}
 TUNING.update(
     _tuning.key_values(
@@ -46,7 +47,7 @@ if "blocks" in TUNING:
 def _compile_options(args, options, minimal):
     opts = list(options or ())
     try:
-        backend = _config.selected("compiler").name
+        backend = _core.backends.selected("compiler")[0]
     except Exception:  # pragma: no cover - no config: compile will say why
         backend = None
     if backend != "nvrtc":
@@ -146,8 +147,6 @@ class Kernel:
         )
 
     def _generate(self, classes, ndim, vec, index64):
-        from cuplug.compiler import SourceModule
-
         source, entry = self.source(Layout(classes, ndim=ndim, vec=vec, index64=index64))
         module = SourceModule(source, no_extern_c=True, options=self.options)
         return module.get_function(entry)

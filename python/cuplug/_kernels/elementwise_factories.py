@@ -1,5 +1,6 @@
 """PyCUDA's arithmetic ``pycuda.elementwise.get_*_kernel`` factories (cuplug.elementwise
-re-exports them; the copying ones are in cuplug._elementwise_copies): memoized prepared Functions.
+re-exports them; the copying ones are in cuplug._kernels.elementwise_copies): memoized prepared
+Functions.
 
 Each returns what PyCUDA's returns (a prepared ``Function`` taking PyCUDA's arguments then the
 element count ``n``, launched with ``prepared_call(grid, block, ...)``), built by
@@ -14,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuplug._elementwise_copies import _ct, _kernel
-from cuplug._elementwise_modules import get_elwise_module
-from cuplug.tools import ScalarArg, VectorArg, context_dependent_memoize
+from cuplug._kernels.cargs import ScalarArg, VectorArg
+from cuplug._kernels.elementwise import get_elwise_module
+from cuplug._kernels.elementwise_copies import _ct, _kernel
+from cuplug._driver.memoize import context_dependent_memoize
 
 __all__ = [
     "get_axpbyz_kernel",

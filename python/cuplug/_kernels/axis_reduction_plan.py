@@ -1,26 +1,18 @@
-"""NumPy's reductions over axes on GPUArrays (the engine behind gpuarray.sum/prod/min/max/argmin/
-argmax/any/all/mean/var/std and the nan forms, and their GPUArray methods): argument resolution
-as NumPy does it (axis, keepdims, dtype, out; result dtypes asked of NumPy itself), the plan of
-launches for a layout (pure: CI checks it without a device), and running a plan.
-
-A call is looked up by (reduction, dtype, shape, strides, address alignment, arguments,
-context) in a cache of plans, so a repeated reduction costs one dict lookup, the result's
-allocation and its launches. The kernels are cuplug._codegen.axis_reduction's, one entry per
-module, compiled on first use (compile cache on disk) and cached per context.
-"""
+"""NumPy's reductions over axes, the pure half (no device): the arguments as NumPy reads them
+(axis, keepdims, dtype, out; result dtypes asked of NumPy itself) and the plan of launches that
+reduces a layout (CI checks it on a host emulator, tests/python/array/reduction_emulator.py).
+cuplug._kernels.axis_reduction runs the plans."""
 
 from __future__ import annotations
 
 import math
 import operator
-import struct
 import warnings
 
 import numpy as np
 
-from cuplug import _core, _tuning
 from cuplug._codegen import axis_reduction as _ar
-from cuplug._driver import context_cache
+from cuplug._kernels import tuning as _tuning
 
 try:
     from numpy.exceptions import AxisError
@@ -30,15 +22,12 @@ except ImportError:  # pragma: no cover - NumPy 1.x
 __all__ = [
     "AxisError",
     "Launch",
+    "TooManyDims",
     "normalize_axis",
     "plan_launches",
-    "reduce",
     "resolve_dtypes",
     "result_shape",
 ]
-
-_ArrayBase = _core._array.ArrayBase
-_apply = _core._array.apply
 
 #: Reductions that raise on an empty slice (no identity), with NumPy's operation name.
 _NO_IDENTITY = {
@@ -180,7 +169,7 @@ def resolve_dtypes(kind, in_dtype, dtype=None, out_dtype=None):
 
 #: Threads that fill a GPU, per SM (splits are chosen to reach this; CUPLUG_REDUCE_THREADS
 #: overrides it for experiments on a GPU; a value it does not accept is named in a warning and
-#: ignored, see cuplug._tuning).
+#: ignored, see cuplug._kernels.tuning).
 THREADS_PER_SM = _tuning.integer("CUPLUG_REDUCE_THREADS", 2048, _tuning.between(32, 65536))
 
 
@@ -391,242 +380,3 @@ def plan_launches(shape, strides, axes, itemsize, acc_size, out_strides, sms, pt
         red = _merge([[d[0], c] for d, c in zip(dims, strides) if d[3] == "r"], False)
         src, src_off, item, acc = tmp, 0, acc_size, True
     return p.launches, p.temps, in_off, out_off
-
-
-# ---- running -----------------------------------------------------------------------------------
-
-_PTRS = struct.Struct("=QQ")
-_BLOCK = (_ar.BLOCK, 1, 1)
-_U8 = np.dtype(np.uint8)
-_FORMAT = f"{_ar.PARAMS.size}s"
-
-
-class _Late:
-    """What this module needs from modules that import it (GPUArray, the driver), bound on
-    first use: an import statement in the hot path costs more than the rest of a call."""
-
-    def __getattr__(self, name):
-        from cuplug import driver
-
-        from .core import GPUArray
-
-        self.GPUArray = GPUArray
-        self.current_context = driver.Context.get_current
-        return getattr(self, name)
-
-
-_late = _Late()
-_specs = {}
-# Per context (cuplug._driver.context_cache): ("axis fn", spec name, entry kind) -> Function,
-# "axis plans" -> {key: _Plan}, "multiprocessors" -> int.
-_PLANS = "axis plans"
-#: Plans kept before the cache starts over (each is a few hundred bytes).
-PLAN_CACHE_SIZE = 4096
-
-
-def _spec(kind, x, c, res, o):
-    key = (kind, x, c, res, o)
-    sp = _specs.get(key)
-    if sp is None:
-        sp = _specs[key] = _ar.spec(kind, x, c, res, o)
-    return sp
-
-
-def _functions_for(ctx, sp, kinds):
-    """The loaded entries (kind -> Function) of sp for this context: those not loaded yet are
-    compiled together, one NVRTC program (a plan's launches need one or two kinds)."""
-    cached = context_cache.entries(ctx)
-    found, missing = {}, []
-    for kind in kinds:
-        hit = cached.get(("axis fn", sp.name, kind))
-        if hit is not None:
-            found[kind] = hit
-        else:
-            missing.append(kind)
-    if not missing:
-        return found
-    from cuplug.compiler import SourceModule
-
-    from .engine import Arg, _compile_options
-
-    source = _ar.generate(sp, tuple(missing))
-    options = _compile_options([Arg("x", d, True) for d in sp.dtypes], None, True)
-    module = SourceModule(source, no_extern_c=True, options=options)
-    for kind in missing:
-        fn = module.get_function(_ar.entry(sp.name, kind))
-        fn.prepare(_FORMAT)
-        cached[("axis fn", sp.name, kind)] = fn
-        found[kind] = fn
-    return found
-
-
-def _multiprocessors(ctx):
-    def count():
-        from cuplug import driver
-
-        return ctx.get_device().get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT)
-
-    return context_cache.lookup(ctx, "multiprocessors", count)
-
-
-class _Plan:
-    """What one (reduction, layout, arguments) runs: the result's shape/strides/dtype, the
-    launches with their functions and packed parameter tails, the temporaries' sizes."""
-
-    __slots__ = ("ctx", "shape", "strides", "dtype", "launches", "temps", "single")
-
-    def run(self, a, out, stream, allocator):
-        alloc = allocator if allocator is not None else a.allocator
-        if out is None:
-            out = _late.GPUArray(self.shape, self.dtype, alloc, None, None, self.strides)
-        temps = [_late.GPUArray((n,), _U8, alloc) for n in self.temps]
-        ptrs = {"in": a.ptr, "out": out.ptr}
-        for L in self.launches:
-            src = ptrs[L.src] if isinstance(L.src, str) else temps[L.src].ptr
-            dst = ptrs[L.dst] if isinstance(L.dst, str) else temps[L.dst].ptr
-            L.fn.prepared_async_call(
-                (L.grid, 1), _BLOCK, stream, _PTRS.pack(dst + L.dst_off, src + L.src_off) + L.tail
-            )
-        return out
-
-
-def _make_plan(ctx, kind, a, axis, dtype, out, keepdims, ddof):
-    axes = normalize_axis(axis, a.ndim, kind)
-    compute, result = resolve_dtypes(kind, a.dtype, dtype, None if out is None else out.dtype)
-    shape = result_shape(a.shape, axes, keepdims)
-    reduced = math.prod(a.shape[k] for k in axes)
-    if reduced == 0 and kind in _NO_IDENTITY:
-        name = _NO_IDENTITY[kind]
-        if name is None:
-            raise ValueError(f"attempt to get {kind} of an empty sequence")
-        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-    if out is not None:
-        if not isinstance(out, _ArrayBase):
-            raise TypeError(f"{kind}: out= must be a GPUArray, got {type(out).__name__}")
-        if out.shape != shape:
-            raise ValueError(
-                f"{kind}: out= has shape {out.shape}, the result has shape {shape} (axis="
-                f"{axis!r}, keepdims={keepdims}); pass an array of that shape"
-            )
-    o = result if out is None else out.dtype
-    sp = _spec(kind, a.dtype, compute, result, o)
-    plan = _Plan()
-    plan.ctx = ctx
-    plan.dtype = o
-    plan.shape = shape
-    if out is None:
-        from .transfers import compact_strides
-
-        full = [1 if k in axes else n for k, n in enumerate(a.shape)]
-        strides = compact_strides(full, a.strides, o.itemsize)
-        plan.strides = strides if keepdims else tuple(
-            st for k, st in enumerate(strides) if k not in axes
-        )  # fmt: skip
-    else:
-        plan.strides = out.strides
-    kept_strides = [st for k, st in enumerate(plan.strides) if not keepdims or k not in axes]
-    isz, osz = a.dtype.itemsize, o.itemsize
-    if any(st % isz for st in a.strides) or any(st % osz for st in kept_strides):
-        raise TooManyDims  # strides that are not whole elements: reduce a compact copy
-    if kind in _MOMENTS:
-        denom = ddof
-    else:
-        denom = reduced
-    launches, temps, _, _ = plan_launches(
-        a.shape, [st // isz for st in a.strides], axes, isz, sp.acc_size,
-        [st // osz for st in kept_strides], _multiprocessors(ctx), a.ptr % 16,
-        ordered=kind in _ARG, denom=denom,
-    )  # fmt: skip
-    functions = _functions_for(ctx, sp, sorted({L.kind for L in launches}))
-    for L in launches:
-        L.fn = functions[L.kind]
-        L.tail = _ar.PARAMS.pack(0, 0, *L.fields)[_PTRS.size :]
-        L.src_off *= isz if L.src == "in" else sp.acc_size  # bytes from here on
-        L.dst_off *= osz if L.dst == "out" else sp.acc_size
-    plan.launches = launches
-    plan.temps = temps
-    plan.single = None
-    if len(launches) == 1 and not temps:
-        L = launches[0]
-        plan.single = (L.fn, (L.grid, 1), L.src_off, L.dst_off, L.tail)
-    return plan
-
-
-def reduce(kind, a, axis=None, dtype=None, out=None, keepdims=False, stream=None,
-           allocator=None, ddof=0):  # fmt: skip
-    """Reduction ``kind`` (see cuplug._codegen.axis_reduction.KINDS) of GPUArray ``a`` with
-    NumPy's arguments; returns ``out`` or a new GPUArray (0-d when every axis is reduced)."""
-    ctx = _late.current_context()
-    _core._array._check_same_device(kind, a, out)
-    try:
-        outkey = None if out is None else (out.dtype, out.shape, out.strides, out.ptr & 15)
-        key = (kind, a.dtype, a.shape, a.strides, a.ptr & 15, axis, dtype, keepdims, ddof,
-               outkey)  # fmt: skip
-        # The plans of this context: they go with it (context_cache), so a new context that
-        # got a destroyed one's handle starts without them.
-        plan = context_cache.entries(ctx)[_PLANS].get(key)
-    except KeyError:  # the context's first plan
-        plan = None
-    except (AttributeError, TypeError):  # not an array, or an unhashable argument (a list)
-        key = plan = None
-    if plan is None:
-        plan = _plan_for(ctx, key, kind, a, axis, dtype, out, keepdims, ddof)
-        if plan is None:  # reduced some other way (a copy first)
-            return _copy_first(kind, a, axis, dtype, out, keepdims, stream, allocator, ddof)
-    single = plan.single
-    if single is None:
-        return plan.run(a, out, stream, allocator)
-    # The common case inline: one launch, no temporaries.
-    if out is None:
-        out = _late.GPUArray(plan.shape, plan.dtype, allocator if allocator is not None else
-                             a.allocator, None, None, plan.strides)  # fmt: skip
-    fn, grid, src_off, dst_off, tail = single
-    fn.prepared_async_call(
-        grid, _BLOCK, stream, _PTRS.pack(out.ptr + dst_off, a.ptr + src_off) + tail
-    )
-    return out
-
-
-def _plan_for(ctx, key, kind, a, axis, dtype, out, keepdims, ddof):
-    if not isinstance(a, _ArrayBase):
-        raise TypeError(f"{kind}: expected a GPUArray, got {type(a).__name__}")
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    if kind in _ARG and axis is None and a.ndim > 1 and not a._c_contiguous:
-        return None  # the flat index is C order's: reduce a C-order copy
-    try:
-        plan = _make_plan(ctx, kind, a, axis, dtype, out, keepdims, ddof)
-    except TooManyDims:
-        return None
-    if key is not None:
-        plans = context_cache.entries(ctx).setdefault(_PLANS, {})
-        if len(plans) >= PLAN_CACHE_SIZE:
-            plans.clear()
-        plans[key] = plan
-    return plan
-
-
-def _copy_first(kind, a, axis, dtype, out, keepdims, stream, allocator, ddof):
-    """Layouts a launch cannot take (more than MAXD kept dimensions, strides that are not whole
-    elements; argmin/argmax over all axes of a non-C-order array): a C-order copy with the
-    reduced axes last, reduced as (kept, reduced)."""
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    axes = normalize_axis(axis, a.ndim, kind)
-    kept = [k for k in range(a.ndim) if k not in axes]
-    view = a.transpose(kept + list(axes))
-    dense = _late.GPUArray(view.shape, a.dtype, allocator if allocator is not None else a.allocator)
-    _apply("_copy", (view,), dense, stream)
-    m = math.prod(a.shape[k] for k in kept)
-    flat = dense.reshape(m, math.prod(a.shape[k] for k in axes))
-    r = reduce(kind, flat, 1, dtype, None, False, stream, allocator, ddof)
-    r = r.reshape(result_shape(a.shape, axes, keepdims))
-    if out is None:
-        return r
-    if out.shape != r.shape:
-        raise ValueError(
-            f"{kind}: out= has shape {out.shape}, the result has shape {r.shape} (axis="
-            f"{axis!r}, keepdims={keepdims}); pass an array of that shape"
-        )
-    _apply("_copy", (r,), out, stream)
-    return out
