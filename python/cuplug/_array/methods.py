@@ -22,7 +22,7 @@ def _mul_add_kernel(dx, dy, dz):
     key = ("mul_add", dx, dy, dz)
     k = _kernels.get(key)
     if k is None:
-        from cuplug._codegen.ufuncs import load, store
+        from cuplug._codegen.casts import load, store
 
         expr = (
             f"{load('a', dz, dz)} * {load('x[i]', dx, dz)} + "
@@ -46,7 +46,7 @@ def _round_kernel(dtype, decimals):
     key = ("round", dtype, decimals)
     k = _kernels.get(key)
     if k is None:
-        from cuplug._codegen.ufuncs import load, store
+        from cuplug._codegen.casts import load, store
 
         # NumPy's around: rint(x * 10**d) / 10**d (d < 0: rint(x / 10**-d) * 10**-d), computed
         # in the dtype (float16 through float); integers through double.

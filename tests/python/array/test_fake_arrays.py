@@ -488,3 +488,31 @@ def test_array_pools_are_per_context(env):
     assert y._context_handle == drv.Context.get_current().handle
     np.testing.assert_array_equal(y.get(), np.arange(100, dtype=np.float32))
     assert y.ptr != dead_ptr or fake.take_undefined_behaviour() == []
+
+
+@pytest.mark.parametrize(
+    "name, operator",
+    [
+        ("power", lambda x, y: x**y),
+        ("rint", lambda x, y: x.round()),
+        ("fmin", lambda x, y: _core._array.apply("fmin", (x, y))),
+        ("fmax", lambda x, y: _core._array.apply("fmax", (x, y))),
+    ],
+)
+def test_operator_and_cumath_spellings_launch_one_kernel(env, name, operator):
+    """One table, one dispatcher: cumath.power(x, y) finds the dispatch entry x ** y made (no
+    new resolution, no new kernel) and launches the same entry; likewise rint (round()) and
+    fmin / fmax (the ufunc names), which once compiled different kernels per spelling."""
+    from cuplug import cumath
+
+    gpuarray, fake = env
+    x = gpuarray.to_gpu(np.linspace(0.5, 2.0, 64).astype(np.float32))
+    y = gpuarray.to_gpu(np.linspace(1.0, 3.0, 64).astype(np.float32))
+    args = (x, y)[: cumath.function(name).nin]
+    operator(x, y)
+    first = fake.last_launch().function
+    entries = _core._array.dispatch_cache_size()
+    getattr(cumath, name)(*args)
+    assert fake.last_launch().function == first
+    assert first.startswith(f"cuplug_{name}_")
+    assert _core._array.dispatch_cache_size() == entries
