@@ -165,11 +165,15 @@ def _operands(fn, args):
     """The operands as the dispatcher takes them, checked as PyCUDA's cumath needs: at least
     one GPUArray (a kernel over scalars alone has no shape), 0-d NumPy arrays as scalars, and
     PyCUDA's float exponents of ldexp truncated to int (the table's ``int_args``)."""
-    has_array = False
+    if not any(isinstance(x, _ArrayBase) for x in args):
+        raise TypeError(
+            f"cumath.{fn.name}() needs a GPUArray operand, got "
+            f"{', '.join(type(x).__name__ for x in args)} (gpuarray.to_gpu() copies NumPy "
+            "arrays to the GPU)"
+        )
     ops = list(args)
     for k, x in enumerate(ops):
         if isinstance(x, _ArrayBase):
-            has_array = True
             continue
         if isinstance(x, np.ndarray) and x.ndim == 0:
             x = ops[k] = x[()]
@@ -179,12 +183,6 @@ def _operands(fn, args):
             raise TypeError(
                 f"cumath.{fn.name}(): operands are GPUArrays or scalars, got {type(x).__name__}"
             )
-    if not has_array:
-        raise TypeError(
-            f"cumath.{fn.name}() needs a GPUArray operand, got "
-            f"{', '.join(type(x).__name__ for x in args)} (gpuarray.to_gpu() copies NumPy "
-            "arrays to the GPU)"
-        )
     return tuple(ops)
 
 

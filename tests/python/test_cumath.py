@@ -144,9 +144,7 @@ def test_promotion_follows_numpy_for_mixed_operands_and_scalars():
     f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
     assert ops.loops(atan2, [f32, f64])[1] == (f64,)
     assert ops.loops(atan2, [f32, 2.0])[1] == (f32,)  # a Python float is weak
-    assert ops.loops(atan2, [np.dtype(np.int8), np.dtype(np.int8)])[1] == (
-        np.dtype(np.float16),
-    )
+    assert ops.loops(atan2, [np.dtype(np.int8), np.dtype(np.int8)])[1] == (np.dtype(np.float16),)
     sin = cumath.function("sin")
     assert ops.loops(sin, [np.dtype(np.int32)])[1] == (f64,)
     assert ops.loops(sin, [np.dtype(np.int16)])[1] == (f32,)
@@ -305,3 +303,12 @@ def test_single_precision_kernels_never_promote_to_double(kernels, ptx):
 
 
 # }}}
+
+
+def test_calls_without_an_array_are_refused_before_the_dispatcher():
+    with pytest.raises(TypeError, match="needs a GPUArray operand"):
+        cumath.sin(np.ones(3))
+    with pytest.raises(TypeError, match="needs a GPUArray operand"):
+        cumath.hypot(3.0, np.float32(4.0))
+    with pytest.raises(TypeError, match="needs a GPUArray operand"):
+        cumath.exp([1.0])

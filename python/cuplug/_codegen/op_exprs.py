@@ -21,6 +21,7 @@ __all__ = [
 ]
 # fmt: on
 
+
 def arith(sym, bool_sym=None):
     def f(x, li, lo):
         if kind(li[0]) == "b" and bool_sym:

@@ -90,7 +90,9 @@ def _o(name, ufunc, build, cumath=False):
     return Op(name, ufunc, build=build, cumath=cumath)
 
 
-_F = Op
+def _m(name, ufunc, real, complex=None, integer=None, complex_out=None, **more):
+    return Op(name, ufunc, None, real, complex, integer, complex_out, cumath=True, **more)
+
 
 #: Every row; aliases share their row.
 TABLE = (
@@ -133,75 +135,67 @@ TABLE = (
     _o("conjugate", np.conjugate, ex.conjugate),
     _o("clip", _um("clip"), ex.clip),
     # PyCUDA's cumath (spec section 7), with NumPy's names as aliases.
-    _F("fabs", np.fabs, None, "fabs(a)", "cuda::std::abs(a)", complex_out="real", cumath=True),
-    _F("ceil", np.ceil, None, "ceil(a)", "C(ceil(a.real()), ceil(a.imag()))", "a", "same", cumath=True),
-    _F("floor", np.floor, None, "floor(a)", "C(floor(a.real()), floor(a.imag()))", "a", "same", cumath=True),
-    _F("exp", np.exp, None, "exp(a)", "cuda::std::exp(a)", cumath=True),
-    _F("log", np.log, None, "log(a)", "cuda::std::log(a)", cumath=True),
-    _F("log10", np.log10, None, "log10(a)", "cuda::std::log10(a)", cumath=True),
-    _F("sqrt", np.sqrt, None, "sqrt(a)", "cuda::std::sqrt(a)", cumath=True),
-    _F("sin", np.sin, None, "sin(a)", "cuda::std::sin(a)", cumath=True),
-    _F("cos", np.cos, None, "cos(a)", "cuda::std::cos(a)", cumath=True),
-    _F("tan", np.tan, None, "tan(a)", "cuda::std::tan(a)", cumath=True),
-    _F("asin", np.arcsin, None, "asin(a)", "cuda::std::asin(a)", aliases=("arcsin",), cumath=True),
-    _F("acos", np.arccos, None, "acos(a)", "cuda::std::acos(a)", aliases=("arccos",), cumath=True),
-    _F("atan", np.arctan, None, "atan(a)", "cuda::std::atan(a)", aliases=("arctan",), cumath=True),
-    _F("sinh", np.sinh, None, "sinh(a)", "cuda::std::sinh(a)", cumath=True),
-    _F("cosh", np.cosh, None, "cosh(a)", "cuda::std::cosh(a)", cumath=True),
-    _F("tanh", np.tanh, None, "tanh(a)", "cuda::std::tanh(a)", cumath=True),
-    _F("fmod", np.fmod, None, "fmod(a, b)", None, "(b == 0 ? 0 : a % b)", cumath=True),
-    _F("frexp", np.frexp, None, "int e; r0 = frexp(a, &e); r1 = e;", cumath=True),
-    _F("ldexp", np.ldexp, None, "ldexp(a, int(b))", int_args=(1,), cumath=True),
-    _F("modf", np.modf, None, "R ip; r0 = modf(a, &ip); r1 = ip;", cumath=True),
+    _m("fabs", np.fabs, "fabs(a)", "cuda::std::abs(a)", complex_out="real"),
+    _m("ceil", np.ceil, "ceil(a)", "C(ceil(a.real()), ceil(a.imag()))", "a", "same"),
+    _m("floor", np.floor, "floor(a)", "C(floor(a.real()), floor(a.imag()))", "a", "same"),
+    _m("exp", np.exp, "exp(a)", "cuda::std::exp(a)"),
+    _m("log", np.log, "log(a)", "cuda::std::log(a)"),
+    _m("log10", np.log10, "log10(a)", "cuda::std::log10(a)"),
+    _m("sqrt", np.sqrt, "sqrt(a)", "cuda::std::sqrt(a)"),
+    _m("sin", np.sin, "sin(a)", "cuda::std::sin(a)"),
+    _m("cos", np.cos, "cos(a)", "cuda::std::cos(a)"),
+    _m("tan", np.tan, "tan(a)", "cuda::std::tan(a)"),
+    _m("asin", np.arcsin, "asin(a)", "cuda::std::asin(a)", aliases=("arcsin",)),
+    _m("acos", np.arccos, "acos(a)", "cuda::std::acos(a)", aliases=("arccos",)),
+    _m("atan", np.arctan, "atan(a)", "cuda::std::atan(a)", aliases=("arctan",)),
+    _m("sinh", np.sinh, "sinh(a)", "cuda::std::sinh(a)"),
+    _m("cosh", np.cosh, "cosh(a)", "cuda::std::cosh(a)"),
+    _m("tanh", np.tanh, "tanh(a)", "cuda::std::tanh(a)"),
+    _m("fmod", np.fmod, "fmod(a, b)", None, "(b == 0 ? 0 : a % b)"),
+    _m("frexp", np.frexp, "int e; r0 = frexp(a, &e); r1 = e;"),
+    _m("ldexp", np.ldexp, "ldexp(a, int(b))", int_args=(1,)),
+    _m("modf", np.modf, "R ip; r0 = modf(a, &ip); r1 = ip;"),
     # NumPy's other math ufuncs.
-    _F("asinh", np.arcsinh, None, "asinh(a)", "cuda::std::asinh(a)", aliases=("arcsinh",), cumath=True),
-    _F("acosh", np.arccosh, None, "acosh(a)", "cuda::std::acosh(a)", aliases=("arccosh",), cumath=True),
-    _F("atanh", np.arctanh, None, "atanh(a)", "cuda::std::atanh(a)", aliases=("arctanh",), cumath=True),
-    _F("exp2", np.exp2, None, "exp2(a)", f"cuda::std::exp(a * {_LN2})", cumath=True),
-    _F(
+    _m("asinh", np.arcsinh, "asinh(a)", "cuda::std::asinh(a)", aliases=("arcsinh",)),
+    _m("acosh", np.arccosh, "acosh(a)", "cuda::std::acosh(a)", aliases=("arccosh",)),
+    _m("atanh", np.arctanh, "atanh(a)", "cuda::std::atanh(a)", aliases=("arctanh",)),
+    _m("exp2", np.exp2, "exp2(a)", f"cuda::std::exp(a * {_LN2})"),
+    _m(
         "expm1",
         np.expm1,
-        None,
         "expm1(a)",
         # exp(x)(cos y + i sin y) - 1 without losing the small real part: cos y - 1 = -2 sin²(y/2)
         "C(expm1(a.real()) * cos(a.imag()) - R(2) * sin(a.imag() / 2) * sin(a.imag() / 2), "
         "exp(a.real()) * sin(a.imag()))",
-        cumath=True,
     ),
-    _F("log2", np.log2, None, "log2(a)", f"cuda::std::log(a) * {_LOG2E}", cumath=True),
-    _F(
+    _m("log2", np.log2, "log2(a)", f"cuda::std::log(a) * {_LOG2E}"),
+    _m(
         "log1p",
         np.log1p,
-        None,
         "log1p(a)",
         # log|1+z| = log1p(2x + x² + y²) / 2, exact for small z
         "C(R(0.5) * log1p(a.real() * (R(2) + a.real()) + a.imag() * a.imag()), "
         "atan2(a.imag(), R(1) + a.real()))",
-        cumath=True,
     ),
-    _F("cbrt", np.cbrt, None, "cbrt(a)", cumath=True),
-    _F("square", np.square, None, "a * a", "a * a", "a * a", cumath=True),
-    _F("trunc", np.trunc, None, "trunc(a)", None, "a", cumath=True),
-    _F("deg2rad", np.deg2rad, None, f"a * {_RAD}", aliases=("radians",), cumath=True),
-    _F("rad2deg", np.rad2deg, None, f"a * {_DEG}", aliases=("degrees",), cumath=True),
-    _F("atan2", np.arctan2, None, "atan2(a, b)", aliases=("arctan2",), cumath=True),
-    _F("hypot", np.hypot, None, "hypot(a, b)", cumath=True),
-    _F("copysign", np.copysign, None, "copysign(a, b)", cumath=True),
-    _F(
+    _m("cbrt", np.cbrt, "cbrt(a)"),
+    _m("square", np.square, "a * a", "a * a", "a * a"),
+    _m("trunc", np.trunc, "trunc(a)", None, "a"),
+    _m("deg2rad", np.deg2rad, f"a * {_RAD}", aliases=("radians",)),
+    _m("rad2deg", np.rad2deg, f"a * {_DEG}", aliases=("degrees",)),
+    _m("atan2", np.arctan2, "atan2(a, b)", aliases=("arctan2",)),
+    _m("hypot", np.hypot, "hypot(a, b)"),
+    _m("copysign", np.copysign, "copysign(a, b)"),
+    _m(
         "logaddexp",
         np.logaddexp,
-        None,
         f"(a == b ? a + {_LN2} : (a > b ? a : b) + log1p(exp(-fabs(a - b))))",
-        cumath=True,
     ),
-    _F(
+    _m(
         "logaddexp2",
         np.logaddexp2,
-        None,
         f"(a == b ? a + R(1) : (a > b ? a : b) + log1p(exp2(-fabs(a - b))) * {_LOG2E})",
-        cumath=True,
     ),
-)  # fmt: skip
+)
 
 #: name -> row, for the rows' names (aliases resolve through :func:`lookup`).
 OPS = {row.name: row for row in TABLE}
@@ -223,7 +217,7 @@ def cumath_rows() -> tuple:
     return tuple(row for row in TABLE if row.cumath)
 
 
-# ---- dtypes: NumPy's loops and the result --------------------------------------------------------
+# ---- dtypes: NumPy's loops and the result ----------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -313,14 +307,14 @@ def plan(name: str, types, out_dtypes=None) -> Plan:
         if result is None:
             raise TypeError(f"{name}: needs out= for a scalar")
         result = np.dtype(result)
-        return Plan(None, (src or result,), (result,), (result,))
+        return Plan(None, (result if src is None else src,), (result,), (result,))
     if name == "where":
         res = _dtypes.result_type(*types[1:])
         loop_in, loop_out = (np.dtype(np.bool_), res, res), (res,)
     else:
         loop_in, loop_out = loops(row, types)
     _check_supported(name, [np.dtype(d) for d in (*loop_in, *loop_out)])
-    if len(out_dtypes) != len(loop_out) and out_dtypes != (None,):
+    if len(out_dtypes) != len(loop_out) and not (len(out_dtypes) == 1 and out_dtypes[0] is None):
         raise ValueError(f"{name} has {len(loop_out)} outputs, out= gives {len(out_dtypes)}")
     results = []
     for k, lo in enumerate(loop_out):
@@ -330,17 +324,17 @@ def plan(name: str, types, out_dtypes=None) -> Plan:
             continue
         want = np.dtype(want)
         if not np.can_cast(lo, want, "same_kind"):
-            which = f" output {k}" if len(loop_out) > 1 else ""
+            which = f"output {k}" if len(loop_out) > 1 else "output"
             # NumPy's UFuncTypeError text.
             raise TypeError(
-                f"Cannot cast ufunc '{name}'{which} output from {np.dtype(lo)!r} to {want!r} "
+                f"Cannot cast ufunc '{name}' {which} from {np.dtype(lo)!r} to {want!r} "
                 "with casting rule 'same_kind'"
             )
         results.append(want)
     return Plan(row, tuple(map(np.dtype, loop_in)), tuple(map(np.dtype, loop_out)), tuple(results))
 
 
-# ---- source ---------------------------------------------------------------------------------------
+# ---- source ------------------------------------------------------------------------------------
 
 
 def _inputs(operand_dtypes, scalar, loop_in):

@@ -251,8 +251,9 @@ const resolved_op &resolve(int id, PyObject *name, PyObject *const *operands, Py
   auto dtype_of = [](const array_object *a) {
     return a == nullptr ? py::none() : py::reinterpret_borrow<py::object>(a->dtype);
   };
-  py::object out_dtype = n_out < 2 ? dtype_of(outs[0])
-                                   : py::object(py::make_tuple(dtype_of(outs[0]), dtype_of(outs[1])));
+  py::object out_dtype = n_out < 2
+                             ? dtype_of(outs[0])
+                             : py::object(py::make_tuple(dtype_of(outs[0]), dtype_of(outs[1])));
   py::object r = st.resolver(py::handle(name), descr, out_dtype);
   if (r.is_none()) {
     not_impl = true;
@@ -362,8 +363,8 @@ PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, Py
       if (o == Py_None)
         continue;
       if (!is_array(o))
-        throw py::type_error(py::str(name).cast<std::string>() +
-                             ": out must be a GPUArray, got " + type_name(py::handle(o)));
+        throw py::type_error(py::str(name).cast<std::string>() + ": out must be a GPUArray, got " +
+                             type_name(py::handle(o)));
       outs[j] = as_array(o);
       out_objs[j] = o;
       require_ready(outs[j]);
@@ -431,8 +432,7 @@ PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, Py
         shape = broadcast_shape(operands, n, cls, py::str(name).cast<std::string>());
         have_shape = true;
       }
-      std::vector<Py_ssize_t> strides =
-          result_strides(shape, op.out_itemsize[j], operands, n, cls);
+      std::vector<Py_ssize_t> strides = result_strides(shape, op.out_itemsize[j], operands, n, cls);
       PyTypeObject *type = first_array != nullptr ? Py_TYPE(first_array) : default_result_type();
       results[j] = subclass_result(type, first_array, shape, op.out_dtype[j]);
       if (results[j]) {
