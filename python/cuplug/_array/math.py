@@ -2,7 +2,11 @@
 (the resolver C++ calls once per combination), and the functions of cuplug.gpuarray built on
 ``_core._array.apply``: minimum, maximum, where, if_positive, logical_*, clip, ...
 
-Every result dtype is NumPy's: ``ufunc.resolve_dtypes`` with Python scalars weak.
+The one dispatcher: the operators, these functions, GPUArray's methods and cuplug.cumath all
+call ``_core._array.apply(name, operands, out, stream)``; its misses come to :func:`_resolve`,
+which resolves ``name`` in the one operation table (cuplug._codegen.ops: dtypes, source) and
+makes the kernel. Every result dtype is NumPy's: ``ufunc.resolve_dtypes`` with Python scalars
+weak.
 """
 
 from __future__ import annotations
