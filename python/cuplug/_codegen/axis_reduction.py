@@ -25,7 +25,9 @@ struct (PARAMS); a module holds the entries asked for (:func:`generate`):
   16-byte load; the order of the combination is the same either way.
 
 Trees run in shared memory with ``__syncthreads`` / ``__syncwarp`` (any accumulator type, structs
-too). CUB is not included: it costs NVRTC 1.5 s per new kernel (docs/dependencies.md).
+too). CUB is not included: it costs NVRTC 1.5 s per new kernel (docs/dependencies.md). The
+entries' device code is the templates of axis_reduction_device.py; this module writes what each
+reduction computes and fills them in.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ Scratch memory of a multi-block launch (:func:`scratch_bytes`): a 16-byte tile c
 value slots; the counter and the status words must be zero before the launch
 (:func:`scratch_zero_bytes`), which a memset does.
 
-Two kinds of module come out of here:
+The device code all of them share (tile loads, the look-back, the kernel skeleton) is
+scan_device.py's; this module fills it in. Two kinds of module come out of here:
 
 - :func:`generate_array_scan`: ``out[i] = scan(in)[i]`` over arrays with element steps (strided
   and negative steps in the kernel; 16-byte vector loads and stores when both steps are 1 and the
