@@ -77,7 +77,18 @@ class Op:
         return self.ufunc.nout
 
     def expression(self, loop_kind: str) -> str | None:
-        """The row's C expression for a "real", "complex" or "integer" loop."""
+        """The row's C expression for one kind of loop (None for builder rows and refused kinds).
+
+        Parameters
+        ----------
+        loop_kind : str
+            "real", "complex" or "integer" (every loop that is neither float nor complex).
+
+        Returns
+        -------
+        str | None
+            The expression over ``a``, ``b``, ``R`` and ``C``.
+        """
         return getattr(self, loop_kind)
 
 
