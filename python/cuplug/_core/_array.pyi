@@ -291,7 +291,7 @@ def set_blocks_per_sm(value: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
 def set_dispatch(resolver: typing.Any, fallback: typing.Any, legacy_promotion: bool) -> None:
     """
-    Installs the Python resolver (name, descriptors, out_dtype) -> (ElementwiseCore, result dtype) or None, and the fallback for cases it cannot cache.
+    Installs the Python resolver (name, descriptors, out_dtype) -> (ElementwiseCore, result dtype or a tuple of them, negative-exponent check) or None, and the fallback for cases it cannot cache.
     """
 def set_result_type(cls: typing.Any) -> None:
     """
