@@ -12,11 +12,11 @@ import pytest
 
 from cuplug import _dtypes
 from cuplug._codegen import elementwise as cg
-from cuplug._codegen import ufuncs
+from cuplug._codegen import ops
 
 DTYPES = [np.dtype(t) for t in _dtypes._CODES]
-BINARY = [n for n, (_, nin, _) in ufuncs.OPS.items() if nin == 2]
-UNARY = [n for n, (_, nin, _) in ufuncs.OPS.items() if nin == 1]
+BINARY = [n for n, op in ops.OPS.items() if op.nin == 2 and op.build is not None]
+UNARY = [n for n, op in ops.OPS.items() if op.nin == 1 and op.build is not None]
 
 
 def _nvrtc():
@@ -85,7 +85,7 @@ def _source(kernel, layout_kwargs):
 
 
 def _resolvable(name, descriptors):
-    ufunc, nin, _ = ufuncs.OPS[name]
+    ufunc = ops.OPS[name].ufunc
     try:
         _dtypes.resolve_ufunc(ufunc, [d if not isinstance(d, tuple) else d[1] for d in descriptors])
         return True

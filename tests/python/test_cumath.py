@@ -1,6 +1,7 @@
 """cuplug.cumath without a GPU: the table's result dtypes against NumPy's for every function and
-dtype, the kernels it generates compiling to PTX with NVRTC (batched: one program per layout),
-float kernels free of double-precision arithmetic, and argument errors."""
+dtype, one kernel per operation whichever way it is spelled, the kernels it generates compiling
+to PTX with NVRTC (batched: one program per layout), float kernels free of double-precision
+arithmetic, and argument errors."""
 
 import re
 
@@ -8,7 +9,9 @@ import numpy as np
 import pytest
 
 from cuplug import cumath
-from cuplug._codegen.elementwise import Layout, generate
+from cuplug._array.math import kernel_for
+from cuplug._codegen import ops
+from cuplug._codegen.elementwise import Layout
 
 FLOATS = [np.float16, np.float32, np.float64]
 COMPLEX = [np.complex64, np.complex128]
@@ -78,7 +81,7 @@ def operands_for(fn, dtype):
 
 def supported(fn, dtype):
     try:
-        return cumath.loop_dtypes(fn, operands_for(fn, dtype))
+        return ops.loops(fn, operands_for(fn, dtype))
     except TypeError:
         return None
 
@@ -108,7 +111,7 @@ def test_pycuda_functions_take_every_float_and_complex_dtype(name):
         if dtype.kind == "c" and name in REAL_ONLY:
             assert loop is None, (name, dtype)
             with pytest.raises(TypeError, match=rf"cumath\.{name} is not defined for {dtype}"):
-                cumath.loop_dtypes(fn, operands_for(fn, dtype))
+                ops.loops(fn, operands_for(fn, dtype))
         else:
             assert loop is not None, (name, dtype)
 
@@ -139,19 +142,71 @@ def test_result_dtypes_are_numpys(fn):
 def test_promotion_follows_numpy_for_mixed_operands_and_scalars():
     atan2 = cumath.function("atan2")
     f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
-    assert cumath.loop_dtypes(atan2, [f32, f64])[1] == (f64,)
-    assert cumath.loop_dtypes(atan2, [f32, 2.0])[1] == (f32,)  # a Python float is weak
-    assert cumath.loop_dtypes(atan2, [np.dtype(np.int8), np.dtype(np.int8)])[1] == (
-        np.dtype(np.float16),
-    )
+    assert ops.loops(atan2, [f32, f64])[1] == (f64,)
+    assert ops.loops(atan2, [f32, 2.0])[1] == (f32,)  # a Python float is weak
+    assert ops.loops(atan2, [np.dtype(np.int8), np.dtype(np.int8)])[1] == (np.dtype(np.float16),)
     sin = cumath.function("sin")
-    assert cumath.loop_dtypes(sin, [np.dtype(np.int32)])[1] == (f64,)
-    assert cumath.loop_dtypes(sin, [np.dtype(np.int16)])[1] == (f32,)
+    assert ops.loops(sin, [np.dtype(np.int32)])[1] == (f64,)
+    assert ops.loops(sin, [np.dtype(np.int16)])[1] == (f32,)
     # PyCUDA's ldexp took float exponents; they are truncated to int.
-    assert cumath.loop_dtypes(cumath.function("ldexp"), [f32, f32])[1] == (f32,)
+    assert ops.loops(cumath.function("ldexp"), [f32, f32])[1] == (f32,)
     # frexp's exponents are int32, as NumPy's.
-    assert cumath.loop_dtypes(cumath.function("frexp"), [f64])[1] == (f64, np.dtype(np.int32))
+    assert ops.loops(cumath.function("frexp"), [f64])[1] == (f64, np.dtype(np.int32))
 
+
+# {{{ one kernel per operation
+
+
+SPELLINGS = [
+    (name, row)
+    for row in cumath.FUNCTIONS
+    for name in dict.fromkeys((row.name, *row.aliases, row.numpy))
+    if name != row.name
+]
+
+
+@pytest.mark.parametrize("name, row", SPELLINGS, ids=[n for n, _ in SPELLINGS])
+def test_every_spelling_of_a_function_is_its_rows_kernel(name, row):
+    """cumath.arcsin, cumath.asin and the ufunc name "arcsin" given to the dispatcher resolve
+    one row and make one kernel (the same object, so one compile per dtype combination)."""
+    for dtype in ALL:
+        types = operands_for(row, dtype)
+        if supported(row, dtype) is None:
+            continue
+        assert kernel_for(name, types) is kernel_for(row.name, types), (name, dtype)
+
+
+@pytest.mark.parametrize("name", ["power", "rint", "fmin", "fmax", "absolute", "maximum"])
+def test_operator_and_cumath_spellings_share_the_table_row(name):
+    """The operators, gpuarray's functions and cumath read one table: power, rint, fmin and fmax
+    (once spelled twice, with different kernels) are one row, built by the operators'
+    expression builder; names cumath lacks (absolute, maximum) are no cumath function."""
+    row = ops.lookup(name)
+    assert ops.OPS[name] is row and row.build is not None
+    assert (name in cumath.__all__) == row.cumath
+    if row.cumath:
+        assert cumath.function(name) is row
+    f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+    for types in ([f32] * row.nin, [i32] * row.nin, [f32, float][: row.nin]):
+        kernel = kernel_for(name, types)
+        assert kernel.name.startswith(f"cuplug_{name}_")
+        assert kernel.args[0].name == "z"
+
+
+def test_integer_power_is_numpys_whichever_the_spelling():
+    """x ** y and cumath.power(x, y) over integers: the operators' helper (NumPy's wrapping
+    power, 0 for negative exponents of bases other than 1 and -1) in both."""
+    i32 = np.dtype(np.int32)
+    src, _ = kernel_for("power", [i32, i32]).source(Layout("ccc"))
+    assert "CUPLUG_HELPER_POW_INT" in src and "cuplug_ipow(" in src
+
+
+def test_table_rows_are_named_once():
+    names = [n for row in ops.TABLE for n in (row.name, *row.aliases)]
+    assert len(names) == len(set(names))
+
+
+# }}}
 
 # {{{ every kernel compiles
 
@@ -175,27 +230,27 @@ def all_kernels():
                 # x1 strided over 2-d, x2 a scalar by value (cumath.atan2(x[::2], 3.0)).
                 layouts.append(Layout("c" * fn.nout + "gs", ndim=2))
             for layout in layouts:
-                scalars = (1,) if layout.classes.endswith("s") else ()
-                parts = cumath.kernel_parts(fn, ops, loop[1], loop, scalars)
-                name = f"{parts.name}_{layout.key}"
-                src, entry = generate(
-                    parts.args, parts.operation, name, layout, parts.preamble, parts.loop_prep
-                )
+                scalar = layout.classes.endswith("s")  # the second operand a Python float
+                kernel = kernel_for(fn.name, ops[:1] + [float] if scalar else ops)
+                src, entry = kernel.source(layout)
                 out.append((entry, loop, src))
     return out
 
 
 def compile_ptx(sources):
+    from cuplug._array.engine import PCH_OPTIONS
     from cuplug.compiler import compile
 
+    source = "\n".join(sources)
     try:
         return compile(
-            "\n".join(sources),
+            source,
             arch="compute_90",
             target="ptx",
             backend="nvrtc",
             no_extern_c=True,
             cache_dir=False,
+            options=["-minimal"] + (PCH_OPTIONS if "cuda/std/complex" in source else []),
         ).decode()
     except Exception as e:  # noqa: BLE001 - NVRTC missing is a skip, anything else a failure
         if "nvrtc" in str(e).lower() and "not" in str(e).lower() and "available" in str(e):
@@ -248,3 +303,12 @@ def test_single_precision_kernels_never_promote_to_double(kernels, ptx):
 
 
 # }}}
+
+
+def test_calls_without_an_array_are_refused_before_the_dispatcher():
+    with pytest.raises(TypeError, match="needs a GPUArray operand"):
+        cumath.sin(np.ones(3))
+    with pytest.raises(TypeError, match="needs a GPUArray operand"):
+        cumath.hypot(3.0, np.float32(4.0))
+    with pytest.raises(TypeError, match="needs a GPUArray operand"):
+        cumath.exp([1.0])

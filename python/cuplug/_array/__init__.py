@@ -54,11 +54,11 @@ PyCUDA writes it::
 
 NumPy-semantics elementwise operations over mixed arrays and scalars go through
 ``_core._array.apply(name, operands, out=None, stream=None)`` (``math.apply``): ``name`` is a
-NumPy ufunc name from ``cuplug._codegen.ufuncs.OPS`` (add, maximum, isnan, ...); dispatch is a
-C++ hash lookup on (name, operand kinds and dtypes, out dtype), and on a miss
-``math._resolve`` builds the Kernel with NumPy's loop dtypes. To add an operation (cumath's
-sin, arctan2, ...), add an entry to ``ufuncs.OPS`` (numpy ufunc, number of inputs, expression
-builder) and call ``apply("sin", (x,), out, stream)``.
+row of the one operation table ``cuplug._codegen.ops.OPS`` (add, maximum, isnan, sin, ...);
+dispatch is a C++ hash lookup on (name, operand kinds and dtypes, out dtype), and on a miss
+``math._resolve`` builds the Kernel with NumPy's loop dtypes. To add an operation, add a row to
+``ops.TABLE`` (name, numpy ufunc, C expression per kind of loop) and call
+``apply(name, (x,), out, stream)``; operators and cuplug.cumath use the same table.
 
 Memory: ``allocator=None`` arrays take memory from the selected allocator backend, or, with
 none chosen, from a caching pool of the current context's own (python/src/array/

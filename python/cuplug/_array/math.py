@@ -2,7 +2,11 @@
 (the resolver C++ calls once per combination), and the functions of cuplug.gpuarray built on
 ``_core._array.apply``: minimum, maximum, where, if_positive, logical_*, clip, ...
 
-Every result dtype is NumPy's: ``ufunc.resolve_dtypes`` with Python scalars weak.
+The one dispatcher: the operators, these functions, GPUArray's methods and cuplug.cumath all
+call ``_core._array.apply(name, operands, out, stream)``; its misses come to :func:`_resolve`,
+which resolves ``name`` in the one operation table (cuplug._codegen.ops: dtypes, source) and
+makes the kernel. Every result dtype is NumPy's: ``ufunc.resolve_dtypes`` with Python scalars
+weak.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from cuplug import _core, _dtypes
-from cuplug._codegen import ufuncs as _uf
+from cuplug._codegen import ops as _ops
 from cuplug._kernels.engine import Arg, Kernel
 
 from .creation import _full_like_shape, empty
@@ -43,81 +47,35 @@ def _operand_type(descr):
     return np.dtype(descr), False
 
 
-def _check_supported(name, dtypes):
-    for dt in dtypes:
-        if isinstance(dt, np.dtype):
-            try:
-                _dtypes.code_of(dt)
-            except TypeError as e:
-                raise TypeError(f"{name}: {e}") from None
-
-
-def _loops(name, types):
-    """NumPy's (input loop dtypes, output loop dtype) for `name` over `types`."""
-    if name in ("_copy", "_fill"):
-        t = types[0]
-        return [t if isinstance(t, np.dtype) else None], None
-    if name == "where":
-        res = _dtypes.result_type(*types[1:])
-        return [np.dtype(np.bool_), res, res], res
-    ufunc, nin, _ = _uf.OPS[name]
-    if len(types) != nin:
-        raise TypeError(f"{name} takes {nin} operands, got {len(types)}")
-    loop = _dtypes.resolve_ufunc(ufunc, types)
-    return list(loop[:nin]), loop[nin]
-
-
 def _resolve(name, descriptors, out_dtype):
-    """C++'s dispatch miss: (ElementwiseCore, result dtype) for `name` over operands described by
-    `descriptors`, written to an array of `out_dtype` (None: a new array of NumPy's result
-    dtype). Raises TypeError for dtypes or combinations NumPy (or arrays) do not support."""
-    if name not in _uf.OPS and name not in ("_copy", "_fill", "where"):
-        raise TypeError(f"unknown elementwise operation {name!r}")
+    """C++'s dispatch miss: (ElementwiseCore, result dtype - a tuple of them for several
+    outputs -, whether a scalar exponent must be checked) for operation `name` of the one
+    table (cuplug._codegen.ops) over operands described by `descriptors`, written to arrays
+    of `out_dtype` (None: new arrays of NumPy's result dtypes; a tuple for several outputs).
+    Raises TypeError for dtypes or combinations NumPy (or arrays) do not support."""
     kinds = [_operand_type(d) for d in descriptors]
     types = [t for t, _ in kinds]
-    scalar = [s for _, s in kinds]
-    _check_supported(name, types + ([np.dtype(out_dtype)] if out_dtype is not None else []))
-    loop_in, loop_out = _loops(name, types)
-    for dt in list(loop_in) + [loop_out]:
-        if dt is not None:
-            _check_supported(name, [np.dtype(dt)])
-
-    if name in ("_copy", "_fill"):
-        if out_dtype is None:
-            if not isinstance(types[0], np.dtype):
-                raise TypeError(f"{name}: needs out= for a scalar")
-            out_dtype = types[0]
-        result = np.dtype(out_dtype)
-        src = types[0] if isinstance(types[0], np.dtype) else result
-        loop_in = [src]
-    else:
-        if out_dtype is None:
-            result = np.dtype(loop_out)
-        else:
-            result = np.dtype(out_dtype)
-            if not np.can_cast(loop_out, result, "same_kind"):
-                # NumPy's UFuncTypeError text.
-                raise TypeError(
-                    f"Cannot cast ufunc '{name}' output from {np.dtype(loop_out)!r} to "
-                    f"{result!r} with casting rule 'same_kind'"
-                )
-    kernel = _kernel(name, types, scalar, loop_in, loop_out, result)
-    int_power = name == "power" and np.dtype(loop_in[1]).kind in "iu"
-    return kernel.core, result, int_power
+    scalar = tuple(s for _, s in kinds)
+    p = _ops.plan(name, types, out_dtype)
+    kernel = _kernel(p.row.name if p.row is not None else name, types, scalar, p)
+    int_power = name == "power" and p.loop_in[1].kind in "iu"
+    return kernel.core, (p.results[0] if len(p.results) == 1 else p.results), int_power
 
 
-def _kernel(name, types, scalar, loop_in, loop_out, result):
+def _kernel(name, types, scalar, p):
     # Arrays arrive in their own dtype; scalars are converted on the host to the loop dtype.
-    arrive = [np.dtype(li) if s else t for t, s, li in zip(types, scalar, loop_in)]
-    key = (name, tuple(arrive), tuple(scalar), result, tuple(map(str, loop_in)), str(loop_out))
+    arrive = tuple(li if s else t for t, s, li in zip(types, scalar, p.loop_in))
+    key = (name, arrive, scalar, p.results, p.loop_in, p.loop_out)
     kernel = _kernels.get(key)
     if kernel is None:
-        statement, preamble = _uf.operation(name, arrive, scalar, loop_in, loop_out, result)
-        args = [Arg("z", result, True)]
+        statement, preamble = _ops.operation(name, arrive, scalar, p.loop_in, p.loop_out, p.results)
+        outs = ["z"] if len(p.results) == 1 else [f"z{k}" for k in range(len(p.results))]
+        args = [Arg(z, dt, True) for z, dt in zip(outs, p.results)]
         for k, (dt, s) in enumerate(zip(arrive, scalar)):
             args.append(Arg(f"s{k}" if s else f"x{k}", dt, not s))
         tag = "".join(_dtypes.tag(dt) + ("s" if s else "") for dt, s in zip(arrive, scalar))
-        kname = f"cuplug_{name.strip('_')}_{_dtypes.tag(result)}_{tag}"
+        results = "".join(_dtypes.tag(dt) for dt in p.results)
+        kname = f"cuplug_{name.strip('_')}_{results}_{tag}"
         kernel = Kernel(args, statement, kname, preamble=preamble, builtin=True)
         _kernels[key] = kernel
     return kernel

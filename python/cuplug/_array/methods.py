@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from cuplug import _core, _dtypes
-from cuplug._codegen.ufuncs import load, store
+from cuplug._codegen.casts import load, store
 from cuplug._kernels.engine import Arg, Kernel
 from cuplug._kernels.results import compact_strides
 

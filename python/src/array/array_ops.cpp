@@ -30,13 +30,15 @@ enum operand_kind : int {
 };
 
 constexpr Py_ssize_t max_operands = 3;
+constexpr Py_ssize_t max_outputs = 2; // frexp, modf
 
 struct resolved_op {
   py::object core_object; // keeps `core` alive
   elementwise_core *core = nullptr;
-  py::object out_dtype;
-  int out_code = t_other;
-  Py_ssize_t out_itemsize = 0;
+  Py_ssize_t nout = 1; // the kernel's first nout arguments are the outputs
+  py::object out_dtype[max_outputs];
+  int out_code[max_outputs] = {t_other, t_other};
+  Py_ssize_t out_itemsize[max_outputs] = {0, 0};
   // NumPy refuses negative integer powers; a kernel cannot raise, so scalar exponents are
   // checked here (array exponents give 0, or +-1 for bases +-1).
   bool check_exponent = false;
@@ -224,12 +226,19 @@ bool same_view(const array_object *x, const array_object *y) {
          std::equal(x->strides, x->strides + x->ndim, y->strides);
 }
 
+std::uint64_t out_key(const array_object *out) {
+  return out == nullptr ? 0 : (out->code < 0 ? 16 : out->code + 1);
+}
+
+// outs: the given outputs (null: none given at that place); n_out: how many places out= has
+// (0: no out=; 1: one array; 2: a tuple of two).
 const resolved_op &resolve(int id, PyObject *name, PyObject *const *operands, Py_ssize_t n,
-                           const classified *cls, array_object *out, bool &not_impl) {
+                           const classified *cls, array_object *const *outs, Py_ssize_t n_out,
+                           bool &not_impl) {
   dispatch_state &st = state();
-  std::uint64_t key =
-      (static_cast<std::uint64_t>(id) << 32) | (static_cast<std::uint64_t>(n) << 28) |
-      (static_cast<std::uint64_t>(out == nullptr ? 0 : (out->code < 0 ? 16 : out->code + 1)) << 22);
+  std::uint64_t key = (static_cast<std::uint64_t>(id) << 40) |
+                      (static_cast<std::uint64_t>(n_out) << 38) | (out_key(outs[1]) << 32) |
+                      (static_cast<std::uint64_t>(n) << 28) | (out_key(outs[0]) << 22);
   for (Py_ssize_t k = 0; k < n; ++k)
     key |= static_cast<std::uint64_t>((cls[k].kind << 4) | cls[k].code) << (7 * k);
   auto it = st.cache.find(key);
@@ -240,8 +249,12 @@ const resolved_op &resolve(int id, PyObject *name, PyObject *const *operands, Py
   py::tuple descr(n);
   for (Py_ssize_t k = 0; k < n; ++k)
     descr[k] = descriptor(operands[k], cls[k]);
-  py::object out_dtype =
-      out == nullptr ? py::none() : py::reinterpret_borrow<py::object>(out->dtype);
+  auto dtype_of = [](const array_object *a) {
+    return a == nullptr ? py::none() : py::reinterpret_borrow<py::object>(a->dtype);
+  };
+  py::object out_dtype = n_out < 2
+                             ? dtype_of(outs[0])
+                             : py::object(py::make_tuple(dtype_of(outs[0]), dtype_of(outs[1])));
   py::object r = resolver(py::handle(name), descr, out_dtype);
   if (r.is_none()) {
     not_impl = true;
@@ -252,14 +265,22 @@ const resolved_op &resolve(int id, PyObject *name, PyObject *const *operands, Py
   resolved_op op;
   op.core_object = t[0];
   op.core = op.core_object.cast<elementwise_core *>();
-  op.out_dtype = t[1];
-  op.out_code = code_of_dtype(op.out_dtype);
-  op.out_itemsize = op.out_dtype.attr("itemsize").cast<Py_ssize_t>();
+  // One result dtype, or a tuple of them for operations with several outputs.
+  py::tuple dtypes = PyTuple_Check(t[1].ptr()) ? py::tuple(t[1]) : py::make_tuple(t[1]);
+  op.nout = static_cast<Py_ssize_t>(dtypes.size());
+  if (op.nout < 1 || op.nout > max_outputs)
+    throw py::type_error("cuplug._array: an operation has one or two outputs");
+  for (Py_ssize_t j = 0; j < op.nout; ++j) {
+    op.out_dtype[j] = dtypes[j];
+    op.out_code[j] = code_of_dtype(op.out_dtype[j]);
+    op.out_itemsize[j] = op.out_dtype[j].attr("itemsize").cast<Py_ssize_t>();
+  }
   op.check_exponent = t.size() > 2 && t[2].cast<bool>();
-  if (static_cast<Py_ssize_t>(op.core->args().size()) != n + 1)
+  if (static_cast<Py_ssize_t>(op.core->args().size()) != n + op.nout)
     throw py::type_error("cuplug._array: the kernel for '" + py::str(name).cast<std::string>() +
                          "' takes " + std::to_string(op.core->args().size()) +
-                         " arguments; expected the output and " + std::to_string(n) + " inputs");
+                         " arguments; expected " + std::to_string(op.nout) + " output(s) and " +
+                         std::to_string(n) + " inputs");
   return st.cache.emplace(key, std::move(op)).first->second;
 }
 
@@ -329,13 +350,27 @@ PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, Py
     }
     weak = weak || cls[k].kind >= k_bool;
   }
-  array_object *out = nullptr;
+  // out=: one array, or (for several outputs) a tuple of arrays and Nones.
+  array_object *outs[max_outputs] = {nullptr, nullptr};
+  PyObject *out_objs[max_outputs] = {nullptr, nullptr};
+  Py_ssize_t n_out = 0;
   if (out_obj != nullptr && out_obj != Py_None) {
-    if (!is_array(out_obj))
-      throw py::type_error(py::str(name).cast<std::string>() + ": out must be a GPUArray, got " +
-                           type_name(py::handle(out_obj)));
-    out = as_array(out_obj);
-    require_ready(out);
+    const bool tuple = PyTuple_Check(out_obj);
+    n_out = tuple ? PyTuple_GET_SIZE(out_obj) : 1;
+    if (n_out < 1 || n_out > max_outputs)
+      throw py::value_error(py::str(name).cast<std::string>() +
+                            ": out= takes one array or a tuple with one per output");
+    for (Py_ssize_t j = 0; j < n_out; ++j) {
+      PyObject *o = tuple ? PyTuple_GET_ITEM(out_obj, j) : out_obj;
+      if (o == Py_None)
+        continue;
+      if (!is_array(o))
+        throw py::type_error(py::str(name).cast<std::string>() + ": out must be a GPUArray, got " +
+                             type_name(py::handle(o)));
+      outs[j] = as_array(o);
+      out_objs[j] = o;
+      require_ready(outs[j]);
+    }
   }
   dispatch_state &st = state();
   if (weak && st.legacy_promotion)
@@ -343,38 +378,42 @@ PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, Py
 
   const int id = op_id(name);
   bool not_impl = false;
-  const resolved_op &op = resolve(id, name, operands, n, cls, out, not_impl);
+  const resolved_op &op = resolve(id, name, operands, n, cls, outs, n_out, not_impl);
   if (not_impl) {
     if (not_implemented)
       Py_RETURN_NOTIMPLEMENTED;
     throw py::type_error(py::str(name).cast<std::string>() + ": unsupported operand types");
   }
   const std::vector<arg_spec> &specs = op.core->args();
+  const Py_ssize_t nout = op.nout;
+  if (n_out > 1 && n_out != nout)
+    throw py::value_error(py::str(name).cast<std::string>() + " has " + std::to_string(nout) +
+                          " output(s), out= gives " + std::to_string(n_out));
 
-  operand ops[max_operands + 1];
+  operand ops[max_operands + max_outputs];
   for (Py_ssize_t k = 0; k < n; ++k) {
     try {
-      fill_operand(specs[k + 1], operands[k], ops[k + 1]);
+      fill_operand(specs[k + nout], operands[k], ops[k + nout]);
     } catch (py::error_already_set &e) {
       if (cls[k].kind == k_int && e.matches(PyExc_OverflowError))
         return call_fallback(name, operands, n, out_obj, stream, e.value());
       throw;
     }
   }
-  if (op.check_exponent && n == 2 && !specs[2].vector) {
+  if (op.check_exponent && n == 2 && !specs[nout + 1].vector) {
     long long e = 0;
-    switch (specs[2].code) {
+    switch (specs[nout + 1].code) {
     case t_int8:
-      e = *reinterpret_cast<const std::int8_t *>(ops[2].scalar);
+      e = *reinterpret_cast<const std::int8_t *>(ops[nout + 1].scalar);
       break;
     case t_int16:
-      e = *reinterpret_cast<const std::int16_t *>(ops[2].scalar);
+      e = *reinterpret_cast<const std::int16_t *>(ops[nout + 1].scalar);
       break;
     case t_int32:
-      e = *reinterpret_cast<const std::int32_t *>(ops[2].scalar);
+      e = *reinterpret_cast<const std::int32_t *>(ops[nout + 1].scalar);
       break;
     case t_int64:
-      e = *reinterpret_cast<const std::int64_t *>(ops[2].scalar);
+      e = *reinterpret_cast<const std::int64_t *>(ops[nout + 1].scalar);
       break;
     default:
       break;
@@ -384,55 +423,65 @@ PyObject *apply_impl(PyObject *name, PyObject *const *operands, Py_ssize_t n, Py
   }
   const CUstream s = stream == Py_None ? nullptr : to_stream(stream);
 
-  py::object result;
+  py::object results[max_outputs];
   std::vector<py::object> temps;
-  if (out == nullptr) {
-    const std::string label = py::str(name).cast<std::string>();
-    std::vector<Py_ssize_t> shape = broadcast_shape(operands, n, cls, label);
-    std::vector<Py_ssize_t> strides = result_strides(shape, op.out_itemsize, operands, n, cls);
-    PyTypeObject *type = first_array != nullptr ? Py_TYPE(first_array) : default_result_type();
-    result = subclass_result(type, first_array, shape, op.out_dtype);
-    if (result) {
-      out = as_array(result.ptr());
-    } else {
-      result = new_array(type, static_cast<int>(shape.size()), shape.data(), strides.data(),
-                         op.out_dtype, op.out_code, op.out_itemsize);
-      array_object *r = as_array(result.ptr());
-      PyObject *alloc = first_array != nullptr ? as_array(first_array)->allocator : nullptr;
-      allocate_memory(r, alloc != nullptr ? py::handle(alloc) : py::none(), s, py::handle(stream));
-      if (alloc != nullptr) {
-        Py_INCREF(alloc);
-        r->allocator = alloc;
+  std::vector<Py_ssize_t> shape;
+  bool have_shape = false;
+  for (Py_ssize_t j = 0; j < nout; ++j) {
+    array_object *out = outs[j];
+    if (out == nullptr) {
+      if (!have_shape) {
+        shape = broadcast_shape(operands, n, cls, py::str(name).cast<std::string>());
+        have_shape = true;
       }
-      out = r;
-    }
-  } else {
-    result = py::reinterpret_borrow<py::object>(out_obj);
-    // An input sharing memory with the output in another layout would be overwritten while
-    // it is read: NumPy copies such inputs first, and so do we.
-    if (out->size != 0) {
-      auto [olo, ohi] = span(out);
-      for (Py_ssize_t k = 0; k < n; ++k) {
-        if (cls[k].kind != k_array)
-          continue;
-        array_object *a = as_array(operands[k]);
-        if (a->size == 0 || same_view(a, out))
-          continue;
-        auto [lo, hi] = span(a);
-        if (lo < ohi && olo < hi) {
-          static PyObject *copy_name = PyUnicode_InternFromString("_copy");
-          PyObject *one = operands[k];
-          py::object copy = py::reinterpret_steal<py::object>(
-              apply_impl(copy_name, &one, 1, nullptr, stream, false));
-          ops[k + 1].array = as_array(copy.ptr());
-          temps.push_back(std::move(copy)); // alive until launched (then freed stream-ordered)
+      std::vector<Py_ssize_t> strides = result_strides(shape, op.out_itemsize[j], operands, n, cls);
+      PyTypeObject *type = first_array != nullptr ? Py_TYPE(first_array) : default_result_type();
+      results[j] = subclass_result(type, first_array, shape, op.out_dtype[j]);
+      if (results[j]) {
+        out = as_array(results[j].ptr());
+      } else {
+        results[j] = new_array(type, static_cast<int>(shape.size()), shape.data(), strides.data(),
+                               op.out_dtype[j], op.out_code[j], op.out_itemsize[j]);
+        array_object *r = as_array(results[j].ptr());
+        PyObject *alloc = first_array != nullptr ? as_array(first_array)->allocator : nullptr;
+        allocate_memory(r, alloc != nullptr ? py::handle(alloc) : py::none(), s,
+                        py::handle(stream));
+        if (alloc != nullptr) {
+          Py_INCREF(alloc);
+          r->allocator = alloc;
+        }
+        out = r;
+      }
+    } else {
+      results[j] = py::reinterpret_borrow<py::object>(out_objs[j]);
+      // An input sharing memory with the output in another layout would be overwritten while
+      // it is read: NumPy copies such inputs first, and so do we.
+      if (out->size != 0) {
+        auto [olo, ohi] = span(out);
+        for (Py_ssize_t k = 0; k < n; ++k) {
+          if (cls[k].kind != k_array)
+            continue;
+          array_object *a = as_array(operands[k]);
+          if (a->size == 0 || same_view(a, out) || ops[nout + k].array != a)
+            continue;
+          auto [lo, hi] = span(a);
+          if (lo < ohi && olo < hi) {
+            static PyObject *copy_name = PyUnicode_InternFromString("_copy");
+            PyObject *one = operands[k];
+            py::object copy = py::reinterpret_steal<py::object>(
+                apply_impl(copy_name, &one, 1, nullptr, stream, false));
+            ops[nout + k].array = as_array(copy.ptr());
+            temps.push_back(std::move(copy)); // alive until launched (then freed stream-ordered)
+          }
         }
       }
     }
+    ops[j].array = out;
   }
-  ops[0].array = out;
   op.core->launch(ops, s, nullptr);
-  return result.release().ptr();
+  if (nout == 1)
+    return results[0].release().ptr();
+  return PyTuple_Pack(2, results[0].ptr(), results[1].ptr());
 }
 
 // ---- slots --------------------------------------------------------------------------------------

@@ -488,3 +488,65 @@ def test_array_pools_are_per_context(env):
     assert y._context_handle == drv.Context.get_current().handle
     np.testing.assert_array_equal(y.get(), np.arange(100, dtype=np.float32))
     assert y.ptr != dead_ptr or fake.take_undefined_behaviour() == []
+
+
+@pytest.mark.parametrize(
+    "name, operator",
+    [
+        ("power", lambda x, y: x**y),
+        ("rint", lambda x, y: x.round()),
+        ("fmin", lambda x, y: _core._array.apply("fmin", (x, y))),
+        ("fmax", lambda x, y: _core._array.apply("fmax", (x, y))),
+    ],
+)
+def test_operator_and_cumath_spellings_launch_one_kernel(env, name, operator):
+    """One table, one dispatcher: cumath.power(x, y) finds the dispatch entry x ** y made (no
+    new resolution, no new kernel) and launches the same entry; likewise rint (round()) and
+    fmin / fmax (the ufunc names), which once compiled different kernels per spelling."""
+    from cuplug import cumath
+
+    gpuarray, fake = env
+    x = gpuarray.to_gpu(np.linspace(0.5, 2.0, 64).astype(np.float32))
+    y = gpuarray.to_gpu(np.linspace(1.0, 3.0, 64).astype(np.float32))
+    args = (x, y)[: cumath.function(name).nin]
+    operator(x, y)
+    first = fake.last_launch().function
+    entries = _core._array.dispatch_cache_size()
+    getattr(cumath, name)(*args)
+    assert fake.last_launch().function == first
+    assert first.startswith(f"cuplug_{name}_")
+    assert _core._array.dispatch_cache_size() == entries
+
+
+def test_two_output_functions_run_through_the_one_dispatcher(env):
+    """frexp and modf are table rows like the operators: one launch writes both results (new
+    arrays of NumPy's dtypes, or out= as a tuple, None where the dispatcher allocates), and
+    out= that does not fit is refused before anything runs."""
+    from cuplug import cumath
+
+    gpuarray, fake = env
+    x = gpuarray.to_gpu(np.linspace(0.5, 2.0, 64).astype(np.float32))
+    fake.clear_launches()
+    mant, expo = cumath.frexp(x)
+    assert fake.launch_count() == 1
+    assert fake.last_launch().function.startswith("cuplug_frexp_f4i4_f4")
+    assert (mant.shape, mant.dtype) == ((64,), np.float32)
+    assert (expo.shape, expo.dtype) == ((64,), np.int32)
+    m, e = gpuarray.empty_like(x), gpuarray.empty((64,), np.int32)
+    assert cumath.frexp(x, out=(m, e)) == (m, e)
+    frac, whole = cumath.modf(x, out=(None, gpuarray.empty((64,), np.float64)))
+    assert (frac.dtype, whole.dtype) == (np.float32, np.float64)
+    fake.clear_launches()
+    with pytest.raises(ValueError, match="frexp has 2 outputs, out= gives 1"):
+        cumath.frexp(x, out=m)
+    x64 = x.astype(np.float64)  # (np.dtype(np.float64) == None is True in NumPy)
+    fake.clear_launches()
+    with pytest.raises(ValueError, match="frexp has 2 outputs, out= gives 1"):
+        cumath.frexp(x64, out=gpuarray.empty_like(x64))
+    with pytest.raises(
+        TypeError, match=r"Cannot cast ufunc 'frexp' output 0 from dtype\('float32'\)"
+    ):
+        cumath.frexp(x, out=(gpuarray.empty((64,), np.int8), e))
+    with pytest.raises(ValueError, match="sin has 1 outputs, out= gives 2"):
+        cumath.sin(x, out=(m, m))
+    assert fake.launch_count() == 0
