@@ -149,10 +149,10 @@ from cuplug._core import (
     start_profiler,
     stop_profiler,
 )
-from cuplug._curand_info import direction_vector_set, get_curand_version
 from cuplug._launch import ArgumentHandler, In, InOut, Out
 from cuplug._memory import from_device, from_device_like, mem_alloc_like, to_device
 from cuplug._public import public_dir as _public_dir
+from cuplug._rng.curand_info import direction_vector_set, get_curand_version
 from cuplug._textures import dtype_to_array_format
 
 __all__ = [
