@@ -4,8 +4,9 @@ distribution of one module compiled per generator (device_kernels.py has the sou
 has their base class (compile, allocate the states, prepare, fill, skip) and the pseudo-random
 ones, XORWOW and MRG32k3a; the Sobol ones, which need cuRAND's tables, are in sobol.py.
 
-A generator is PyCUDA's object of the context it was made in: its module and states are its
-own, released with it. The values are PyCUDA's for the same seeds; ``call_skip_ahead`` moves
+A generator is PyCUDA's object of the context it was made in: its states are its own memory,
+released with it; its compiled module is loaded once per context by SourceModule's cache
+(cuplug._driver.context_cache) and unloaded with the context. The values are PyCUDA's for the same seeds; ``call_skip_ahead`` moves
 every generator, where PyCUDA's moved only the first block's (docs/rng.md)."""
 
 from __future__ import annotations
