@@ -6,8 +6,9 @@ ones, XORWOW and MRG32k3a; the Sobol ones, which need cuRAND's tables, are in so
 
 A generator is PyCUDA's object of the context it was made in: its states are its own memory,
 released with it; its compiled module is loaded once per context by SourceModule's cache
-(cuplug._driver.context_cache) and unloaded with the context. The values are PyCUDA's for the same seeds; ``call_skip_ahead`` moves
-every generator, where PyCUDA's moved only the first block's (docs/rng.md)."""
+(cuplug._driver.context_cache) and unloaded with the context. The values are PyCUDA's for the
+same seeds; ``call_skip_ahead`` moves every generator, where PyCUDA's moved only the first
+block's (docs/rng.md)."""
 
 from __future__ import annotations
 
