@@ -145,7 +145,6 @@ from cuplug._core import (
     start_profiler,
     stop_profiler,
 )
-from cuplug._curand_info import direction_vector_set, get_curand_version
 from cuplug._driver.arguments import ArgumentHandler, In, InOut, Out
 from cuplug._driver.copies import from_device, from_device_like, mem_alloc_like, to_device
 from cuplug._driver.cuda_arrays import (
@@ -160,6 +159,7 @@ from cuplug._driver.cuda_arrays import (
 from cuplug._driver.textures import dtype_to_array_format
 from cuplug._public import forward_settings as _forward_settings
 from cuplug._public import public_dir as _public_dir
+from cuplug._rng.curand_info import direction_vector_set, get_curand_version
 
 __all__ = [
     # exceptions

@@ -17,22 +17,16 @@ import operator
 
 import numpy as np
 
-from cuplug import _rng
+from cuplug._array.core import GPUArray as _GPUArray
 from cuplug._public import public_dir as _public_dir
+from cuplug._rng import integers as _integers
+from cuplug._rng.stream import FLOAT_DTYPES as _FLOAT_DTYPES
+from cuplug._rng.stream import Stream as _Stream
+from cuplug._rng.stream import random_seed as _random_seed
 
 __all__ = ["Generator", "default_rng"]
 
-_INTEGER_CTYPES = {
-    np.dtype(np.int8): "signed char",
-    np.dtype(np.uint8): "unsigned char",
-    np.dtype(np.int16): "short",
-    np.dtype(np.uint16): "unsigned short",
-    np.dtype(np.int32): "int",
-    np.dtype(np.uint32): "unsigned int",
-    np.dtype(np.int64): "long long",
-    np.dtype(np.uint64): "unsigned long long",
-}
-_integer_kernels = {}
+_INTEGER_DTYPES = tuple(_integers.INTEGER_CTYPES)
 
 
 def _shape(size):
@@ -58,7 +52,7 @@ class Generator:
     def __init__(self, seed=None, backend=None):
         if backend is not None and not isinstance(backend, str):
             raise TypeError(f"backend must be an rng backend name or None, not {backend!r}")
-        self._stream = _rng.Stream(_rng.random_seed() if seed is None else seed, 0, backend)
+        self._stream = _Stream(_random_seed() if seed is None else seed, 0, backend)
 
     def __repr__(self):
         s = self._stream
@@ -101,8 +95,6 @@ class Generator:
     # ---- helpers ----------------------------------------------------------------------------
 
     def _target(self, size, dtype, out, allowed, what, default=np.float64):
-        from cuplug import gpuarray
-
         if out is not None:
             if dtype is not None and np.dtype(dtype) != out.dtype:
                 raise TypeError(
@@ -112,7 +104,7 @@ class Generator:
                 raise ValueError(f"{what}: out has shape {out.shape}, size= asks for {size}")
             result = out
         else:
-            result = gpuarray.empty(_shape(size), np.dtype(default if dtype is None else dtype))
+            result = _GPUArray(_shape(size), np.dtype(default if dtype is None else dtype))
         if result.dtype not in allowed:
             names = ", ".join(d.name for d in allowed)
             raise TypeError(f"{what}: dtype must be one of {names}, got {result.dtype}")
@@ -139,7 +131,7 @@ class Generator:
         GPUArray
             The values (``out`` when given).
         """
-        result = self._target(size, dtype, out, _rng.FLOAT_DTYPES, "random")
+        result = self._target(size, dtype, out, _FLOAT_DTYPES, "random")
         return self._stream.fill_float("uniform", result, stream, "out")
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype=None, out=None, stream=None):
@@ -213,7 +205,7 @@ class Generator:
         loc, scale = _scalar(loc, "loc"), _scalar(scale, "scale")
         if not scale > 0:
             raise ValueError(f"scale must be positive, got {scale}")
-        result = self._target(size, dtype, out, _rng.FLOAT_DTYPES, "normal")
+        result = self._target(size, dtype, out, _FLOAT_DTYPES, "normal")
         return self._stream.fill_float("normal", result, stream, "out", mean=loc, stddev=scale)
 
     def lognormal(self, mean=0.0, sigma=1.0, size=None, dtype=None, out=None, stream=None):
@@ -242,7 +234,7 @@ class Generator:
         mean, sigma = _scalar(mean, "mean"), _scalar(sigma, "sigma")
         if not sigma > 0:
             raise ValueError(f"sigma must be positive, got {sigma}")
-        result = self._target(size, dtype, out, _rng.FLOAT_DTYPES, "lognormal")
+        result = self._target(size, dtype, out, _FLOAT_DTYPES, "lognormal")
         return self._stream.fill_float("lognormal", result, stream, "out", mean=mean, stddev=sigma)
 
     def poisson(self, lam=1.0, size=None, dtype=None, out=None, stream=None):
@@ -270,24 +262,10 @@ class Generator:
         lam = _scalar(lam, "lam")
         if not lam >= 0:
             raise ValueError(f"lam must be non-negative, got {lam}")
-        result = self._target(size, dtype, out, tuple(_INTEGER_CTYPES), "poisson", np.int64)
+        result = self._target(size, dtype, out, _INTEGER_DTYPES, "poisson", np.int64)
         if lam == 0:
             return result.fill(0, stream=stream)
-        if result.dtype == np.uint32:
-            return self._stream.fill_poisson(result, lam, stream, "out")
-        from cuplug import driver, gpuarray
-
-        counts = gpuarray.empty(result.shape, np.uint32)
-        self._stream.fill_poisson(counts, lam, stream, "out")
-        converted = counts.astype(result.dtype, stream=stream)
-        if out is None:
-            return converted
-        if stream is None:
-            driver.memcpy_dtod(out.gpudata, converted.gpudata, out.nbytes)
-        else:
-            driver.memcpy_dtod_async(out.gpudata, converted.gpudata, out.nbytes, stream)
-            stream.synchronize()  # `converted` goes back to the pool when this returns
-        return out
+        return _integers.fill_poisson(self._stream, result, lam, stream, fresh=out is None)
 
     def integers(
         self, low, high=None, size=None, dtype=None, endpoint=False, out=None, stream=None
@@ -323,22 +301,14 @@ class Generator:
         low, high = operator.index(low), operator.index(high)
         if endpoint:
             high += 1
-        result = self._target(size, dtype, out, tuple(_INTEGER_CTYPES), "integers", np.int64)
+        result = self._target(size, dtype, out, _INTEGER_DTYPES, "integers", np.int64)
         info = np.iinfo(result.dtype)
         if not (info.min <= low and high - 1 <= info.max and low < high):
             raise ValueError(
                 f"integers: [{low}, {high}) is empty or does not fit {result.dtype} "
                 f"([{info.min}, {info.max}])"
             )
-        from cuplug import gpuarray
-
-        words = gpuarray.empty(result.shape, np.uint64)
-        self._stream.generate("raw_bits", "uint32", int(words.gpudata), 2 * words.size, stream)
-        span = high - low  # up to 2^64: 0 stands for 2^64 below
-        _integer_kernel(result.dtype)(
-            words, result, np.uint64(span % (1 << 64)), np.int64(low), stream=stream
-        )
-        return result
+        return _integers.fill_integers(self._stream, result, low, high, stream)
 
     def bytes(self, length):
         """`length` random bytes (a bytes object, made on the device).
@@ -356,27 +326,9 @@ class Generator:
         length = operator.index(length)
         if length < 0:
             raise ValueError(f"length must not be negative, got {length}")
-        from cuplug import gpuarray
-
-        words = gpuarray.empty((length + 3) // 4, np.uint32)
+        words = _GPUArray((length + 3) // 4, np.uint32)
         self._stream.fill_bits(words)
         return words.get().tobytes()[:length]
-
-
-def _integer_kernel(dtype):
-    kernel = _integer_kernels.get(dtype)
-    if kernel is None:
-        from cuplug.elementwise import ElementwiseKernel
-
-        ctype = _INTEGER_CTYPES[dtype]
-        # span == 0 means 2^64: every word maps to itself.
-        kernel = ElementwiseKernel(
-            f"unsigned long long *words, {ctype} *out, unsigned long long span, long long low",
-            f"out[i] = ({ctype})(low + (long long)(span ? __umul64hi(words[i], span) : words[i]))",
-            f"cuplug_random_integers_{dtype.name}",
-        )
-        _integer_kernels[dtype] = kernel
-    return kernel
 
 
 def default_rng(seed=None, backend=None) -> Generator:

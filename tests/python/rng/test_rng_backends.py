@@ -9,7 +9,9 @@ import pytest
 from rng_support import host_draw
 
 import cuplug
-from cuplug import _core, _rng, curandom
+from cuplug import _core, curandom
+from cuplug._rng import sobol
+from cuplug._rng.stream import Stream
 
 rng = _core.rng
 
@@ -142,14 +144,14 @@ def test_streams_restart_after_float64_calls_so_values_depend_only_on_the_offset
     # A float64 call makes cuRAND's (and philox's) later values depend on the split; a Stream
     # starts the backend afresh after one, so (seed, offset) alone fixes what comes next.
     opts = {"memory": "host"}
-    a = _rng.Stream(7, 0, "philox", opts)
-    b = _rng.Stream(7, 0, "curand", {**opts, "generator": "philox"})
+    a = Stream(7, 0, "philox", opts)
+    b = Stream(7, 0, "curand", {**opts, "generator": "philox"})
     for s in (a, b):
         out = np.empty(300001, np.float64)
         s.generate("uniform", "float64", out.ctypes.data, out.size)
     assert a.offset == b.offset == 300001
     after = []
-    for s in (a, b, _rng.Stream(7, 300001, "philox", opts)):
+    for s in (a, b, Stream(7, 300001, "philox", opts)):
         out = np.empty(300000, np.float32)
         s.generate("uniform", "float32", out.ctypes.data, out.size)
         after.append(out)
@@ -166,10 +168,10 @@ def test_curands_tables_and_version_reach_curandom():
     c.copy_table("sobol32_directions", 0, 32, first)
     assert list(first) == [1 << (31 - k) for k in range(32)]  # dimension 1: van der Corput
     # PyCUDA repeats the 20000 dimensions for more generators.
-    many = curandom._host_table("sobol32_directions", 20003, np.uint32, 32)
+    many = sobol.host_table("sobol32_directions", 20003, np.uint32, 32)
     assert many.shape == (20003, 32)
     assert np.array_equal(many[20000:], many[:3])
-    scramble = curandom._host_table("scramble64_constants", 5, np.uint64, 1)
+    scramble = sobol.host_table("scramble64_constants", 5, np.uint64, 1)
     assert scramble.shape == (5,) and scramble.dtype == np.uint64
     with pytest.raises(ValueError, match="holds 8 bytes; 4 entries of sobol32_directions need 16"):
         c.copy_table("sobol32_directions", 0, 4, np.empty(2, np.uint32))

@@ -1,5 +1,8 @@
 """What cuplug.random and cuplug.curandom share: a counter-based stream (seed, offset) over an
-rng backend, and filling GPUArrays from it (dtypes, odd Box-Muller counts, 64-bit integers)."""
+rng backend, and filling GPUArrays from it (dtypes, odd Box-Muller counts, 64-bit integers).
+
+Generators live in the per-context cache (cuplug._driver.context_cache), so each is destroyed
+with its context. Imports only downward: the extension, the cache and the array class."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import os
 import numpy as np
 
 from cuplug import _core
+from cuplug._array.core import GPUArray
 from cuplug._driver import context_cache
 
 _backends = _core.rng
@@ -33,8 +37,6 @@ def check_seed(seed, what="seed") -> int:
 
 
 def _check_target(array, what):
-    from cuplug.gpuarray import GPUArray
-
     if not isinstance(array, GPUArray):
         raise TypeError(f"{what} must be a GPUArray, got {type(array).__name__}")
     if array.size and not array.flags.forc:
@@ -165,16 +167,14 @@ class Stream:
 
 
 def _fill_last_from_pair(stream_, distribution, array, stream, params):
-    from cuplug import driver, gpuarray
-
-    pair = gpuarray.empty(2, array.dtype)
+    pair = GPUArray(2, array.dtype)
     stream_.generate(distribution, array.dtype.name, int(pair.gpudata), 2, stream, **params)
     item = array.dtype.itemsize
     last = int(array.gpudata) + (array.size - 1) * item
     if stream is None:
-        driver.memcpy_dtod(last, pair.gpudata, item)
+        _core.memcpy_dtod(last, pair.gpudata, item)
     else:
-        driver.memcpy_dtod_async(last, pair.gpudata, item, stream)
+        _core.memcpy_dtod_async(last, pair.gpudata, item, stream)
         # The pair's memory is returned stream-ordered only on the default stream: keep it
         # until the copy has run.
         stream.synchronize()
