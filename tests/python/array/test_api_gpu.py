@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from gpu_support import DTYPES, check, values
+from support.array_gpu import DTYPES, check, values
 
 import cuplug.driver as drv
 import cuplug.gpuarray as gpuarray

@@ -10,8 +10,14 @@ import time
 
 import numpy as np
 import pytest
-from dtype_matrix import ARRAY_DTYPES
-from reduction_reference import assert_matches, host_values, layouts, numpy_result, reference
+from support.dtype_matrix import ARRAY_DTYPES
+from support.reduction_reference import (
+    assert_matches,
+    host_values,
+    layouts,
+    numpy_result,
+    reference,
+)
 
 import cuplug.gpuarray as gpuarray
 from cuplug._codegen import axis_reduction as ar

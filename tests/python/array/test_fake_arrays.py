@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from dtype_matrix import ARRAY_DTYPES
+from support.dtype_matrix import ARRAY_DTYPES
 
 import cuplug
 import cuplug.driver as drv

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from dtype_matrix import ARRAY_DTYPES
+from support.dtype_matrix import ARRAY_DTYPES
 
 from cuplug import _core
 from cuplug._array import interop

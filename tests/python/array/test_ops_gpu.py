@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 import pytest
-from gpu_support import DTYPES, LAYOUTS, check, make, values
+from support.array_gpu import DTYPES, LAYOUTS, check, make, values
 
 import cuplug.gpuarray as gpuarray
 

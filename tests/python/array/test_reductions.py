@@ -1,13 +1,13 @@
 """Whole-array reductions (cuplug.reduction, gpuarray.sum/dot/min/max/...): the generated kernels
 compile and launch for every dtype (fake driver in CI, the GPU there), the split of the work is a
 function of the size alone, and errors name the problem. Results against NumPy:
-test_gpu_reductions.py."""
+test_reductions_gpu.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from dtype_matrix import ARRAY_DTYPES
+from support.dtype_matrix import ARRAY_DTYPES
 
 import cuplug.gpuarray as gpuarray
 from cuplug import reduction

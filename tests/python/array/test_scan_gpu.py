@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dtype_matrix import ARRAY_DTYPES
+from support.dtype_matrix import ARRAY_DTYPES
 
 import cuplug.gpuarray as gpuarray
 from cuplug import scan

@@ -273,7 +273,7 @@ def test_contract(case, check):
 
 def test_every_loaded_allocator_backend_is_covered():
     """A new allocator plugin must join the contract (the example and Python ones are ours;
-    exact_pool, the test pool plugin that test_pools.py loads, is in the C++ contract)."""
+    exact_pool, the test pool plugin that driver/test_pools.py loads, is in the C++ contract)."""
     known = set(CASE_IDS) | {"limiting", "logging", "arena", "exact_pool"}
     for name in memory_backends():
         assert name in known, f"allocator backend '{name}' has no case in the contract suite"

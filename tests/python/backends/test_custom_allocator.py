@@ -20,7 +20,7 @@ import cuplug
 import cuplug.memory as memory
 import cuplug.plugins
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "custom_allocator"
 PACKAGE = pathlib.Path(cuplug.__file__).resolve().parent
 

@@ -15,7 +15,7 @@ import pytest
 import cuplug
 from cuplug import _core
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 CLEARED = (*_core.backends.ENV_VARS.values(), "CUPLUG_PLUGIN_PATH", "CUPLUG_CONFIG")
 
 

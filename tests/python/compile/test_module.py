@@ -4,9 +4,9 @@ functions and their lifetime, Linker, texture references (gone in CUDA 12)."""
 import ctypes
 import gc
 
-import fakecuda  # tests/python is on sys.path (conftest.py)
 import numpy as np
 import pytest
+from support import fakecuda
 
 import cuplug.driver as drv
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 BASE = pathlib.Path(sys.base_prefix) / "bin" / "python3"
 # What ensure_deps.sh would otherwise fetch from PyPI (the test must not need the network).
 NEEDED = ("numpy", "pybind11", "pytest", "pybind11_stubgen", "ruff", "hypothesis")

@@ -7,13 +7,13 @@ import re
 import subprocess
 import sys
 
-import fakecuda
 import pytest
+from support import fakecuda
 
 import cuplug
 from cuplug import _core
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SELECTION_VARS = (
     *_core.backends.ENV_VARS.values(),  # CUPLUG_<KIND> of every kind
     "CUPLUG_PLUGIN_PATH",

@@ -1,5 +1,5 @@
 """The `cuplug` logger: what the core's backend selection and compile cache decided, at debug
-level, only when asked for (clean-up warnings: test_stream_event.py)."""
+level, only when asked for (clean-up warnings: driver/test_stream_event.py)."""
 
 import logging
 import uuid

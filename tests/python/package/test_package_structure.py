@@ -18,7 +18,7 @@ import cuplug._cargs as cargs
 import cuplug.driver as cuda
 from cuplug import _core, tools
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "python" / "cuplug"
+PACKAGE = pathlib.Path(__file__).resolve().parents[3] / "python" / "cuplug"
 
 
 # ---- import graph ------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """cuplug's public Python surface (issue 15): every public module lists its names (``__all__``,
 ``dir()``), every public function, class, method and property has a docstring, names its
 arguments, shows Python types (no C++ type names, no bare ``object``), and the package folder holds
-only modules pkgutil can import. surface_audit.py does the walking; surface_debt.txt lists what is
-known to be missing still (docstrings, NumPy ``Parameters`` sections, typed arguments): a name
-may leave that list, never join it. No device needed."""
+only modules pkgutil can import. support/surface_audit.py does the walking; support/surface_debt.txt
+lists what is known to be missing still (docstrings, NumPy ``Parameters`` sections, typed
+arguments): a name may leave that list, never join it. No device needed."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ import subprocess
 import sys
 
 import pytest
-import surface_audit
+from support import surface_audit
 
 import cuplug
 
-DEBT_FILE = pathlib.Path(__file__).with_name("surface_debt.txt")
+DEBT_FILE = pathlib.Path(surface_audit.__file__).with_name("surface_debt.txt")
 # Kinds of problem that must be absent; the others are held to the debt list.
 NEVER = ("no_all", "dir_leak", "foreign", "unnamed", "cxx_leak")
 RATCHETED = ("no_doc", "object_arg", "no_params_doc")

@@ -13,7 +13,7 @@ import pytest
 
 import cuplug
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 SOURCE_PACKAGE = ROOT / "python" / "cuplug"
 STUBS = SOURCE_PACKAGE / "_core"
 REGENERATE = "bash tools/gen_stubs.sh"

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dtype_matrix import ARRAY_DTYPES
+
+from .dtype_matrix import ARRAY_DTYPES
 
 DTYPES = ARRAY_DTYPES
 

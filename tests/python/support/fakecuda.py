@@ -27,11 +27,10 @@ from ctypes import (
     c_void_p,
 )
 
-import fakecuda_graphics
-import fakecuda_objects
+from . import fakecuda_graphics, fakecuda_objects
 
 LIBRARY_NAME = "libcuplug_fake_cuda.so"
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 CUDA_VERSION = 13000
 
 # CUresult values the tests use.

@@ -1,5 +1,5 @@
 """NumPy's answers for the reduction tests (test_axis_reductions.py on the host emulator,
-test_gpu_axis_reductions.py on a GPU): values each reduction is defined on, the layouts the
+test_axis_reductions_gpu.py on a GPU): values each reduction is defined on, the layouts the
 planner tells apart, NumPy's result with float work in float64 (cuplug accumulates in double),
 and the comparison (exact for integers and bools, a few ulps of the result dtype for floats)."""
 

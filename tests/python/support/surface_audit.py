@@ -15,9 +15,10 @@ reports, per problem kind, the qualified names that have it:
 - ``no_params_doc``: a public function taking parameters whose docstring has no NumPy-style
   ``Parameters`` section.
 
-Run it as a script for the report: ``PYTHONPATH=build/python python tests/python/surface_audit.py``
+Run it as a script for the report:
+``PYTHONPATH=build/python python tests/python/support/surface_audit.py``
 (``-v`` lists every name; ``--write-debt`` rewrites surface_debt.txt, for after fixing names).
-tests/python/test_python_surface.py turns it into checks.
+tests/python/package/test_python_surface.py turns it into checks.
 """
 
 from __future__ import annotations
@@ -250,9 +251,9 @@ def run() -> Audit:
 
 
 DEBT_HEADER = """\
-# Known gaps of cuplug's public Python surface, held by tests/python/test_python_surface.py:
+# Known gaps of cuplug's public Python surface, held by tests/python/package/test_python_surface.py:
 # a name may leave this list (the test then asks for its line to go), never join it.
-# "kind name" per line; kinds are described in tests/python/surface_audit.py.
+# "kind name" per line; kinds are described in tests/python/support/surface_audit.py.
 # no_doc: no docstring; object_arg: a pybind11 signature typed `object` (give the binding's
 # py::object a type caption: python/src/support/hints.hpp); no_params_doc: parameters without a
 # NumPy-style "Parameters" section.
