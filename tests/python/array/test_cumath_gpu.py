@@ -22,18 +22,6 @@ TOL = {
 LOW_HIGH = {"acosh": (1.1, 3.0)}
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    """The primary context of device 0, as other libraries use it."""
-    import cuplug.driver as drv
-
-    drv.init()
-    ctx = drv.Device(0).retain_primary_context()
-    ctx.push()
-    yield
-    drv.Context.pop()
-
-
 def sample(fn, dtype, shape, seed=0):
     rng = np.random.default_rng(seed)
     low, high = LOW_HIGH.get(fn.name, (0.1, 0.9))

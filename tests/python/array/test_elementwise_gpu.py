@@ -10,17 +10,6 @@ from cuplug.elementwise import ElementwiseKernel
 pytestmark = pytest.mark.real_gpu
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    import cuplug.driver as drv
-
-    drv.init()
-    ctx = drv.Device(0).retain_primary_context()
-    ctx.push()
-    yield
-    drv.Context.pop()
-
-
 def host(shape, dtype=np.float32, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, shape).astype(dtype)
 

@@ -12,18 +12,6 @@ pytestmark = pytest.mark.real_gpu
 
 
 @pytest.fixture(scope="module")
-def gpu():
-    """The primary context of device 0: the one CuPy and PyTorch use, so pointers are shared."""
-    import cuplug.driver as drv
-
-    drv.init()
-    ctx = drv.Device(0).retain_primary_context()
-    ctx.push()
-    yield
-    drv.Context.pop()
-
-
-@pytest.fixture(scope="module")
 def cupy(gpu):
     try:
         import cupy

@@ -1,6 +1,7 @@
 """Sources written for nvcc compile under the default NVRTC backend: the C and C++ standard
 headers device code includes (cuplug's in-memory stand-ins over libcu++), and a fall-back to nvcc,
-with one warning, for host headers NVRTC cannot have. Compiles only: no GPU needed."""
+with one warning, for host headers NVRTC cannot have. Compiles only: no GPU needed (a PyCUDA
+header kernel that runs is test_compile_compat_gpu.py's)."""
 
 import shutil
 import uuid
@@ -292,36 +293,6 @@ def test_pycuda_complex_and_helpers_headers_compile_in_pycudas_extern_c_wrapper(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         compiler.compile(unique(PYCUDA_COMPLEX_KERNEL), arch=ARCH, backend=backend)
-
-
-@pytest.mark.gpu
-@pytest.mark.real_gpu
-def test_pycuda_complex_arithmetic_matches_numpy(ctx):
-    import numpy as np
-
-    import cuplug.driver as drv
-    from cuplug.compiler import SourceModule
-
-    rng = np.random.default_rng(3)
-    n = 1000
-    z = (rng.random(n) + 1j * rng.random(n)).astype(np.complex64)
-    c = (rng.random(n) - 0.5 + 1j * (rng.random(n) - 0.5)).astype(np.complex64)
-    out_z, out_n = z.copy(), np.empty(n, np.float32)
-    step = SourceModule(PYCUDA_COMPLEX_KERNEL).get_function("step")
-    step(
-        drv.InOut(out_z),
-        drv.In(c),
-        drv.Out(out_n),
-        np.int32(3),
-        np.int32(n),
-        block=(256, 1, 1),
-        grid=(4, 1),
-    )
-    v = z.astype(np.complex128) ** 3 + c
-    want_z = v + np.conj(v) * 1j + 1
-    want_n = np.abs(v) ** 2 + np.abs(v) + np.angle(v) + v.real + v.imag
-    np.testing.assert_allclose(out_z, want_z, rtol=2e-5, atol=2e-5)
-    np.testing.assert_allclose(out_n, want_n, rtol=2e-5, atol=2e-5)
 
 
 # }}}

@@ -5,11 +5,11 @@ import gc
 import os
 import subprocess
 import sys
-import threading
 import time
 
-import fakecuda
 import pytest
+from support import fakecuda
+from support.threads import in_thread
 
 import cuplug.driver as drv
 
@@ -47,24 +47,6 @@ def alive(cu, context_handle):
         return cu.context_alive(context_handle)
     version = ctypes.c_uint()
     return cu.cuCtxGetApiVersion(ctypes.c_void_p(context_handle), ctypes.byref(version)) == 0
-
-
-def in_thread(function):
-    """Runs function() on a new thread; returns its result, re-raising what it raised."""
-    outcome = {}
-
-    def run():
-        try:
-            outcome["value"] = function()
-        except BaseException as e:  # noqa: BLE001 (handed to the caller)
-            outcome["error"] = e
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
 
 
 def wait_until(condition, timeout=5.0):

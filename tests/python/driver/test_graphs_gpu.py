@@ -25,15 +25,6 @@ GRID = ((N + 255) // 256, 1)
 
 
 @pytest.fixture(scope="module")
-def gpu():
-    drv.init()
-    ctx = drv.Device(0).retain_primary_context()
-    ctx.push()
-    yield
-    drv.Context.pop()
-
-
-@pytest.fixture(scope="module")
 def kernels(gpu):
     from cuplug.compiler import SourceModule
 

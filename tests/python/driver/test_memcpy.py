@@ -4,6 +4,7 @@ import gc
 
 import numpy as np
 import pytest
+from support.threads import in_thread
 
 import cuplug.driver as drv
 
@@ -524,26 +525,6 @@ def test_to_device_and_from_device_refuse_objects(ctx, fake):
 
 
 # ---- allocations from threads without a context -------------------------------------------------
-
-
-def in_thread(function):
-    """Runs function() on a new thread (which has no current context); returns its result."""
-    import threading
-
-    outcome = {}
-
-    def run():
-        try:
-            outcome["value"] = function()
-        except BaseException as e:  # noqa: BLE001 (handed to the caller)
-            outcome["error"] = e
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
 
 
 def test_copies_and_fills_work_from_a_thread_without_a_context(ctx):

@@ -1,5 +1,6 @@
 """Device memory: DeviceAllocation, mem_alloc and its out-of-memory retry, pitched, managed and
-IPC memory, PointerHolderBase, and what counts as a device pointer."""
+IPC memory, PointerHolderBase, and what counts as a device pointer. IPC between processes needs
+a real GPU: test_memory_gpu.py."""
 
 import gc
 import sys
@@ -349,43 +350,6 @@ def test_ipc_handle_round_trip(ctx, fake):
             drv.mem_get_address_range(mapping)  # unmapped when the handle was dropped
     finally:
         fake.set_ipc_in_process(False)
-
-
-IPC_CHILD = """
-import sys
-import numpy as np
-import cuplug.driver as drv
-drv.init()
-ctx = drv.Device(0).make_context()
-try:
-    h = drv.IPCMemoryHandle(bytearray.fromhex(sys.argv[1]))
-    out = np.empty(int(sys.argv[2]), np.uint8)
-    drv.memcpy_dtoh(out, h)
-    print(out.tobytes().hex())
-    h.close()
-finally:
-    drv.Context.pop()
-"""
-
-
-@pytest.mark.real_gpu
-def test_ipc_handle_in_another_process(ctx):
-    import os
-    import subprocess
-
-    a = drv.mem_alloc(128)
-    data = random_bytes(128, seed=6)
-    drv.memcpy_htod(a, data)
-    handle = drv.mem_get_ipc_handle(a)
-    child = subprocess.run(
-        [sys.executable, "-c", IPC_CHILD, handle.hex(), "128"],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=120,
-    )
-    assert child.returncode == 0, child.stderr
-    assert bytes.fromhex(child.stdout.strip()) == data.tobytes()
 
 
 def test_ipc_handle_of_own_process_is_refused_like_the_real_driver(ctx, fake):

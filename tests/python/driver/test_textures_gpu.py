@@ -10,15 +10,6 @@ import cuplug.driver as drv
 pytestmark = pytest.mark.real_gpu
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    drv.init()
-    ctx = drv.Device(0).retain_primary_context()
-    ctx.push()
-    yield
-    drv.Context.pop()
-
-
 def kernel(source, name):
     from cuplug.compiler import SourceModule
 

@@ -1,4 +1,5 @@
-"""cuplug.tools, cuplug.characterize, cuplug.autoinit and cuplug.autoprimaryctx (spec §10, §11)."""
+"""cuplug.tools, cuplug.characterize, cuplug.autoinit and cuplug.autoprimaryctx (spec §10, §11).
+sizeof(), which runs a kernel, is test_tools_gpu.py's."""
 
 import os
 import subprocess
@@ -301,15 +302,6 @@ def test_characterize(ctx):
     from cuplug import characterize
 
     assert characterize.has_stack() and characterize.has_double_support()
-
-
-@pytest.mark.real_gpu
-def test_sizeof(ctx):
-    from cuplug import characterize
-
-    assert characterize.sizeof("double") == 8
-    assert characterize.sizeof("struct pair", "struct pair { int a; char b; };") == 8
-    tools.clear_context_caches()
 
 
 # ---- autoinit / autoprimaryctx ------------------------------------------------------------------

@@ -1,13 +1,15 @@
 """Kernel launch: Function.__call__'s type dispatch, prepare / prepared_*call, argument packing
-(checked against the parameter bytes the fake driver records), In/Out/InOut, geometry checks."""
+(checked against the parameter bytes the fake driver records), In/Out/InOut, geometry checks.
+A kernel that runs: test_launch_run_gpu.py."""
 
 import gc
 import struct
 import warnings
 
-import fakecuda  # tests/python is on sys.path (conftest.py)
 import numpy as np
 import pytest
+from support import fakecuda
+from support.threads import in_thread
 
 import cuplug.driver as drv
 
@@ -633,29 +635,6 @@ def test_call_through_pyobject_call_and_method(mod, fake, alloc):
     assert fake.last_launch().block == (4, 1, 1)
 
 
-# ---- real execution -----------------------------------------------------------------------------
-
-
-@pytest.mark.real_gpu
-def test_double_kernel_runs(ctx):
-    from cuplug.compiler import SourceModule
-
-    mod = SourceModule("""
-    __global__ void twice(float *a, int n) {
-        int i = blockIdx.x * blockDim.x + threadIdx.x;
-        if (i < n) a[i] *= 2;
-    }""")
-    f = mod.get_function("twice")
-    data = np.arange(1000, dtype=np.float32)
-    f(drv.InOut(data), np.int32(1000), block=(256, 1, 1), grid=(4, 1))
-    assert np.array_equal(data, np.arange(1000, dtype=np.float32) * 2)
-    dev = drv.to_device(data)
-    f.prepare("Pi").prepared_call((4, 1), (256, 1, 1), dev, 1000)
-    assert np.array_equal(
-        drv.from_device(dev, (1000,), np.float32), np.arange(1000, dtype=np.float32) * 4
-    )
-
-
 # ---- arguments holding Python objects -----------------------------------------------------------
 
 # 16 bytes, like the by-value parameter of int_vec4, but two object references.
@@ -742,26 +721,6 @@ def test_handler_check_runs_after_all_arguments_are_classified(mod, fake):
 
 
 # ---- launches from threads without a context ----------------------------------------------------
-
-
-def in_thread(function):
-    """Runs function() on a new thread (which has no current context); returns its result."""
-    import threading
-
-    outcome = {}
-
-    def run():
-        try:
-            outcome["value"] = function()
-        except BaseException as e:  # noqa: BLE001 (handed to the caller)
-            outcome["error"] = e
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
 
 
 def test_launches_work_from_a_thread_without_a_context(ctx, mod, fake, alloc):

@@ -1,10 +1,10 @@
 """The array examples print what they promise: the seed's example its doubled array, the NumPy
-walkthrough its agreement with NumPy (test_examples.py runs them; this checks their output)."""
+walkthrough its agreement with NumPy (test_examples_gpu.py runs them; this checks their output)."""
 
 import os
 
 import pytest
-from test_examples import EXAMPLES, run
+from support.examples import EXAMPLES, run
 
 pytestmark = pytest.mark.real_gpu
 
