@@ -5,14 +5,27 @@ folder."""
 
 from __future__ import annotations
 
+import ctypes
 import pathlib
+import re
 import shutil
+import subprocess
+import sys
 import threading
-from ctypes import byref, c_int, c_ubyte, c_uint64, c_void_p
+from ctypes import byref, c_char_p, c_float, c_int, c_size_t, c_ubyte, c_uint, c_uint64, c_void_p
 
 import pytest
 
 from . import fakecuda as fc
+from .fakecuda import (
+    CUDA_ERROR_CONTEXT_IS_DESTROYED,
+    CUDA_ERROR_INVALID_CONTEXT,
+    CUDA_ERROR_INVALID_DEVICE,
+    CUDA_ERROR_INVALID_HANDLE,
+    CUDA_ERROR_INVALID_VALUE,
+    CUDA_ERROR_NOT_FOUND,
+    CUDA_SUCCESS,
+)
 
 FAKE_PATH = fc.find_fake_driver()
 REAL_USABLE, REAL_WHY = fc.real_driver_usable()
