@@ -1,6 +1,6 @@
 """GPUArray against the fake CUDA driver: memory, transfers, what each operation launches (the
 parameter buffer decoded field by field), errors, streams and leaks. Kernels do not run here;
-their results are checked on a GPU by tests/python/test_gpuarray*.py."""
+their results are checked on a GPU by test_ops_gpu.py and test_api_gpu.py beside this file."""
 
 from __future__ import annotations
 
