@@ -203,10 +203,8 @@ def _skip_reason(item) -> str | None:
     return None
 
 
-_OUTCOMES: dict[str | None, collections.Counter] = collections.defaultdict(collections.Counter)
-
-# Fixtures that only a real GPU gives (both skip, or fail, elsewhere): a test using one, directly
-# or through another fixture, is a real-GPU test.
+# Fixtures for kernels that run (gpu_ctx skips without a real GPU; gpu is the primary context the
+# _gpu modules share): a test using one, directly or through another fixture, is a real-GPU test.
 _REAL_GPU_FIXTURES = {"gpu", "gpu_ctx"}
 
 
@@ -244,6 +242,9 @@ def _real_gpu_spelling_problems(items) -> list[str]:
                 f"file mixes fake-driver and real-GPU tests"
             )
     return list(problems.values())
+
+
+_OUTCOMES: dict[str | None, collections.Counter] = collections.defaultdict(collections.Counter)
 
 
 def pytest_collection_modifyitems(config, items):
