@@ -4,7 +4,7 @@
 # cuplug in $CUPLUG_BUILD_DIR (default build/, as bash tools/test.sh makes; this script builds
 # what is missing there). Sphinx and myst-parser are installed from PyPI into the build's virtual
 # environment when missing (tools/ensure_deps.sh's). The docs' Python examples are tested by
-# tests/python/test_docs.py, not here.
+# tests/python/package/test_docs.py, not here.
 # Usage: bash tools/build_docs.sh [OUTDIR]   (default build/docs/html)
 set -euo pipefail
 cd "$(dirname "$0")/.."

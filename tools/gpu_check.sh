@@ -350,7 +350,7 @@ for tool in racecheck synccheck; do
   limit=$(budget 120 "$after_sanitizer")
   run_watched "$limit" "$out/$tool-stacks.log" compute-sanitizer --tool "$tool" \
     --error-exitcode 86 --print-limit 20 --target-processes application-only \
-    "$python" -m pytest tests/python/test_interop_streams_gpu.py -q -p no:cacheprovider \
+    "$python" -m pytest tests/python/array/test_interop_streams_gpu.py -q -p no:cacheprovider \
     -p no:benchmark >"$out/$tool.log" 2>&1
   rc=$?
   ran=$(outcome "$out/$tool.log")
@@ -372,7 +372,8 @@ fi
 if [ "$part" != bench ] && [ "${gpus:-0}" -gt 1 ]; then
   pytest_args=(-rfEs --tb=short -p no:cacheprovider -p no:benchmark) # skip reasons too
   run_watched "$(budget 150 "$after_sanitizer")" "$out/pytest-multigpu-stacks.log" "$python" -m \
-    pytest tests/python/test_multidevice.py tests/python/test_examples.py \
+    pytest tests/python/driver/test_multidevice.py tests/python/driver/test_multidevice_gpu.py \
+    tests/python/package/test_examples.py tests/python/package/test_examples_gpu.py \
     -k "multidevice or multigpu" "${pytest_args[@]}" >"$out/pytest-multigpu.log" 2>&1
   rc=$?
   result=$(outcome "$out/pytest-multigpu.log")

@@ -10,6 +10,12 @@ Modes:
 Markers: ``gpu`` (needs a device: runs in REAL and FAKE) and ``real_gpu`` (needs kernels that
 run and real memory behaviour: REAL only).
 
+One spelling for real-GPU tests: they live in files named ``*_gpu.py``, each marked for the whole
+module (``pytestmark = pytest.mark.real_gpu``, or a list holding it), and no other file holds a
+test marked ``real_gpu`` or using the real-GPU fixtures ``gpu`` / ``gpu_ctx``. Collection fails,
+naming the file, when that is not so (pytest_collection_modifyitems), so that which tests run
+where can be read from the file names (tests/README.md).
+
 Results against the fake are never to be read as results on a GPU: the report header names the
 driver ("cuplug CUDA driver: FAKE (tests/fake_driver) ..." or "cuplug CUDA driver: REAL — CUDA
 driver 13.0, NVIDIA H200 ..."), every test that used a driver is marked ``on_fake_driver`` or
@@ -32,8 +38,10 @@ import threading
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import fakecuda  # noqa: E402
+# support/ holds helpers that assert (support/examples.py, support/doc_blocks.py, ...): rewritten
+# like test modules so that a failing assert there shows its values too.
+pytest.register_assert_rewrite("support")
+from support import fakecuda  # noqa: E402
 
 REAL, FAKE, NONE = "real", "fake", "none"
 
@@ -195,10 +203,57 @@ def _skip_reason(item) -> str | None:
     return None
 
 
+# Fixtures for kernels that run (gpu_ctx skips without a real GPU; gpu is the primary context the
+# _gpu modules share): a test using one, directly or through another fixture, is a real-GPU test.
+_REAL_GPU_FIXTURES = {"gpu", "gpu_ctx"}
+
+
+def _module_marks(module) -> list:
+    marks = getattr(module.obj, "pytestmark", [])
+    return marks if isinstance(marks, list) else [marks]
+
+
+def _real_gpu_spelling_problems(items) -> list[str]:
+    """What breaks the one real-GPU spelling, one line per file: a ``*_gpu.py`` file without the
+    module mark ``real_gpu``, or another file holding a real-GPU test (marked ``real_gpu`` or
+    using a fixture of _REAL_GPU_FIXTURES)."""
+    problems: dict[str, str] = {}
+    for item in items:
+        module = item.getparent(pytest.Module)
+        if module is None:
+            continue
+        path = module.nodeid
+        if path in problems:
+            continue
+        if pathlib.Path(path).name.endswith("_gpu.py"):
+            if not any(mark.name == "real_gpu" for mark in _module_marks(module)):
+                problems[path] = (
+                    f"{path}: named *_gpu.py but not marked as a whole: add "
+                    f"'pytestmark = pytest.mark.real_gpu' (or a list holding it)"
+                )
+            continue
+        fixtures = sorted(_REAL_GPU_FIXTURES & set(getattr(item, "fixturenames", ())))
+        if item.get_closest_marker("real_gpu") is not None or fixtures:
+            why = f"uses the fixture {fixtures[0]!r}" if fixtures else "is marked real_gpu"
+            stem = pathlib.Path(path).stem
+            problems[path] = (
+                f"{path}: holds a real-GPU test ({item.name} {why}); real-GPU tests go in a "
+                f"file named *_gpu.py marked real_gpu (e.g. {stem}_gpu.py beside it), so that no "
+                f"file mixes fake-driver and real-GPU tests"
+            )
+    return list(problems.values())
+
+
 _OUTCOMES: dict[str | None, collections.Counter] = collections.defaultdict(collections.Counter)
 
 
 def pytest_collection_modifyitems(config, items):
+    problems = _real_gpu_spelling_problems(items)
+    if problems:
+        raise pytest.UsageError(
+            "real-GPU tests spelled otherwise than tests/README.md says:\n  "
+            + "\n  ".join(problems)
+        )
     for item in items:
         reason = _skip_reason(item)
         if reason:
@@ -371,3 +426,18 @@ def ctx(driver_mode):
             assert depth == depth_before, (
                 f"the driver's context stack is {depth} deep after the test, was {depth_before}"
             )
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    """The primary context of device 0, pushed for the whole module: the context CuPy, PyTorch and
+    other libraries use, so pointers are shared and kernels load once. For real-GPU modules only
+    (``*_gpu.py``, marked ``real_gpu``: collection refuses it elsewhere, see
+    pytest_collection_modifyitems)."""
+    import cuplug.driver as drv
+
+    drv.init()
+    context = drv.Device(0).retain_primary_context()
+    context.push()
+    yield
+    drv.Context.pop()

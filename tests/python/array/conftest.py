@@ -3,11 +3,6 @@
 
 from __future__ import annotations
 
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-
 
 def pytest_configure(config):
     config.addinivalue_line(

@@ -4,7 +4,7 @@ the generated kernels compile to PTX (NVRTC) for every reduction, dtype and entr
 compute NumPy's answers when run on the host (reduction_emulator.py) over every layout class,
 the plans split work as designed, and against the fake driver: PyCUDA's positional forms, one
 launch for a small sum, errors that name the problem. Results on a GPU:
-test_gpu_axis_reductions.py."""
+test_axis_reductions_gpu.py."""
 
 from __future__ import annotations
 
@@ -13,8 +13,14 @@ import warnings
 
 import numpy as np
 import pytest
-from dtype_matrix import ARRAY_DTYPES
-from reduction_reference import assert_matches, host_values, layouts, numpy_result, reference
+from support.dtype_matrix import ARRAY_DTYPES
+from support.reduction_reference import (
+    assert_matches,
+    host_values,
+    layouts,
+    numpy_result,
+    reference,
+)
 
 from cuplug._codegen import axis_reduction as ar
 from cuplug._kernels import axis_reduction as axr
@@ -288,7 +294,7 @@ def emu_specs():
 
 @pytest.fixture(scope="module")
 def emulator():
-    import reduction_emulator
+    from support import reduction_emulator
 
     if reduction_emulator.compiler() is None:
         pytest.skip("no host C++ compiler or CUDA headers to run kernels on the host")

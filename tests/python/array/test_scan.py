@@ -1,7 +1,7 @@
 """Scans (cuplug.scan, gpuarray.cumsum/cumprod) without a GPU: the generated kernels compile to
 PTX for every dtype and scan kind, NumPy's result dtypes and axes, the launches the fake driver
 records (grid, steps, row lengths), and errors that name the problem. What the kernels compute
-is checked on a CPU emulation (test_scan_emulated.py) and on the GPU (test_gpu_scan.py)."""
+is checked on a CPU emulation (test_scan_emulated.py) and on the GPU (test_scan_gpu.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from dtype_matrix import ARRAY_DTYPES
+from support.dtype_matrix import ARRAY_DTYPES
 
 import cuplug.gpuarray as gpuarray
 from cuplug import scan

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scan_emulation import CXX, run_array_scan, run_generic_scan
+from support.scan_emulation import CXX, run_array_scan, run_generic_scan
 
 from cuplug._codegen import scan as sg
 

@@ -180,8 +180,12 @@ def test_attributes_and_flags():
     assert g[1].base is g
     with pytest.raises(TypeError, match="unhashable"):
         hash(g)
+    # An empty array has no element 0 to point at: its pointer is 0 whatever memory it was handed
+    # (which it keeps, as PyCUDA keeps it), and one cuplug makes allocates nothing.
     _, e = pair((0, 4))
-    assert e.gpudata is None or e.size == 0
+    assert (e.size, e.nbytes, e.ptr, len(e)) == (0, 0, 0, 0)
+    assert e.gpudata == BASE
+    assert GPUArray((0, 4), np.float32).gpudata is None
 
 
 def test_constructor_arguments():

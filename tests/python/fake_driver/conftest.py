@@ -1,3 +1,3 @@
-"""Fixtures of the fake driver's tests (defined in fake_support.py)."""
+"""Fixtures of the fake driver's tests (defined in support/fake_driver.py)."""
 
-from fake_support import *  # noqa: F401,F403
+from support.fake_driver import *  # noqa: F401,F403

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ctypes
 
-import fakecuda_objects as fo
 import pytest
-from fake_support import *  # noqa: F401,F403
+from support import fakecuda_objects as fo
+from support.fake_driver import *  # noqa: F401,F403
 
 
 def make_array(d, width, height=0, depth=0, fmt=fo.CU_AD_FORMAT_FLOAT, channels=1, flags=0):

@@ -7,7 +7,7 @@ parametrized); tests of fake-only conventions use `fake_drv`.
 from __future__ import annotations
 
 import pytest
-from fake_support import *  # noqa: F401,F403
+from support.fake_driver import *  # noqa: F401,F403
 
 # Device memory --------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ parametrized); tests of fake-only conventions use `fake_drv`.
 
 from __future__ import annotations
 
-from fake_support import *  # noqa: F401,F403
+from support.fake_driver import *  # noqa: F401,F403
 
 # Devices --------------------------------------------------------------------------------------
 
@@ -35,10 +35,11 @@ def test_fake_devices(fake_drv):
 
 
 def test_device_count_from_environment(fake_library):
-    here = str(pathlib.Path(fc.__file__).parent)  # where fakecuda.py lives
+    here = str(pathlib.Path(fc.__file__).parents[1])  # tests/python, where support/ lives
     script = (
         f"import sys; sys.path.insert(0, {here!r})\n"
-        "import ctypes, fakecuda as fc\n"
+        "import ctypes\n"
+        "from support import fakecuda as fc\n"
         f"d = fc.FakeCuda({str(fake_library)!r})\n"
         "r = d.cuInit(0)\n"
         "n = ctypes.c_int(); d.cuDeviceGetCount(ctypes.byref(n))\n"

@@ -3,8 +3,8 @@ capture (against the real driver too where one is usable: `drv`)."""
 
 from __future__ import annotations
 
-import fakecuda_objects as fo
-from fake_support import *  # noqa: F401,F403
+from support import fakecuda_objects as fo
+from support.fake_driver import *  # noqa: F401,F403
 
 NODE_KERNEL, NODE_MEMCPY, NODE_MEMSET, NODE_HOST, NODE_GRAPH, NODE_EMPTY = range(6)
 

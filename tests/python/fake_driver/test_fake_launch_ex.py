@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ctypes
 
-import fakecuda_objects as fo
-from fake_support import *  # noqa: F401,F403
+from support import fakecuda_objects as fo
+from support.fake_driver import *  # noqa: F401,F403
 
 
 def launch_ex(d, f, grid, block, attrs):

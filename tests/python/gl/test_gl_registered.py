@@ -14,7 +14,7 @@ import pytest
 import cuplug.driver as cuda
 
 gl = pytest.importorskip("cuplug.gl")
-from fakecuda_graphics import GL_TEXTURE_2D, GL_TEXTURE_2D_ARRAY, FakeGL  # noqa: E402
+from support.fakecuda_graphics import GL_TEXTURE_2D, GL_TEXTURE_2D_ARRAY, FakeGL  # noqa: E402
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from hardening_support import ESC, run
+from support.hardening import ESC, run
 
 from cuplug._kernels import tuning as _tuning
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import textwrap
 
-from hardening_support import ESC, run
+from support.hardening import ESC, run
 
 
 def test_backend_name_from_the_environment_is_shown_escaped(tmp_path):

@@ -6,7 +6,7 @@ clear errors for bad arguments= and CUDA_DEVICE."""
 
 import numpy as np
 import pytest
-from hardening_support import one_ptr_kernel
+from support.hardening import one_ptr_kernel
 
 import cuplug.driver as drv
 from cuplug import gpuarray, tools

@@ -6,7 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hardening_support import one_ptr_kernel
+from support.hardening import one_ptr_kernel
 
 import cuplug.driver as drv
 from cuplug import gpuarray

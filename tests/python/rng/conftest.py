@@ -3,15 +3,10 @@ selection (the module-wide GPU context, gpu_ctx, is tests/python/conftest.py's).
 
 from __future__ import annotations
 
-import pathlib
-import sys
-
 import pytest
 
 import cuplug
 from cuplug import _core
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rng_support import host_draw
+from support.rng import host_draw
 
 import cuplug
 from cuplug import _core, curandom
@@ -246,7 +246,7 @@ def test_curandom_rand_refuses_other_dtypes():
 def test_host_paths_pass_the_distribution_tests(backend):
     # The GPU tests run these on device output; the philox host path gives the device's values
     # bit for bit (normals within a few ulps), so CI checks the same streams.
-    from rng_support import ks_test, normal_cdf, poisson_chi_square
+    from support.rng import ks_test, normal_cdf, poisson_chi_square
 
     alpha = 1e-3
     g = host(backend, **({"generator": "philox"} if backend == "curand" else {}))

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from rng_support import host_draw, ks_test, normal_cdf, poisson_chi_square
+from support.rng import host_draw, ks_test, normal_cdf, poisson_chi_square
 
 import cuplug
 from cuplug import _core, curandom, gpuarray, random
