@@ -10,7 +10,7 @@ The namespace is listed here name by name (``__all__``): the extension's names c
 cuplug._core, the Python helpers from the ``cuplug._driver`` wing (copies, arguments, CUDA
 arrays, textures, peer copies). The extension's
 submodules (backend registry, allocator bindings) belong to cuplug.plugins and cuplug.memory,
-not to this namespace; tests/python/test_package_structure.py fails when the extension gains a
+not to this namespace; tests/python/package/test_package_structure.py fails when the extension gains a
 public name that is neither listed here nor said to belong elsewhere.
 """
 

@@ -18,7 +18,7 @@
 
 namespace cuplug {
 // The cache's test door (core/src/cache_entry.hpp; not in the installed headers), for the
-// property tests of the entry decoder (tests/python/test_cache_entry_fuzz.py). A signature
+// property tests of the entry decoder (tests/python/compile/test_cache_entry_fuzz.py). A signature
 // change there fails to link here.
 std::string encode_cache_entry(const std::string &key, const compiled_image &image);
 bool decode_cache_entry(const std::string &bytes, const std::string &key, compiled_image &image);
