@@ -82,7 +82,7 @@ plugin_ptr<allocator> upstream_from(py::handle upstream) {
   } catch (const py::cast_error &) {
     throw py::type_error("upstream must be None, an allocator backend name or a "
                          "cuplug.memory.Allocator, got " +
-                         std::string(py::str(py::type::handle_of(upstream).attr("__name__"))));
+                         type_name(upstream));
   }
 }
 
