@@ -19,6 +19,7 @@ void init_stream(py::module_ &m);
 void init_memory(py::module_ &m);
 void init_host_memory(py::module_ &m);
 void init_memcpy(py::module_ &m);
+void init_structured_copies(py::module_ &m);
 void init_arrays(py::module_ &m);   // memory/init_arrays.cpp
 void init_textures(py::module_ &m); // memory/init_textures.cpp
 void init_module(py::module_ &m);
