@@ -1,4 +1,5 @@
-// GPU architectures: parse_arch() reads every spelling of one, choose_arch() clamps to a compiler.
+// GPU architectures: parse_arch() reads every spelling of one, choose_arch() clamps to a compiler,
+// check_supported_arch() refuses one a compiler cannot target.
 #include "compile_cache_detail.hpp"
 
 #include <cuplug/errors.hpp>
@@ -65,6 +66,19 @@ arch_choice choose_arch(int device_arch, const std::vector<int> &supported,
   c.clamped = best != device_arch;
   c.use_ptx = best / 10 != device_arch / 10;
   return c;
+}
+
+void check_supported_arch(const gpu_arch &a, const std::vector<int> &supported,
+                          const std::string &compiler_id, const char *what) {
+  if (supported.empty() ||
+      std::find(supported.begin(), supported.end(), a.number) != supported.end())
+    return;
+  std::string list;
+  for (int n : supported)
+    list += (list.empty() ? "sm_" : ", sm_") + std::to_string(n);
+  throw config_error(compiler_id + " cannot compile for " + what + " sm_" +
+                     std::to_string(a.number) + a.suffix + "; it supports " + list +
+                     ": ask for one of those");
 }
 
 } // namespace cuplug

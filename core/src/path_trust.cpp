@@ -83,7 +83,8 @@ std::string octal_mode(mode_t mode) {
   return out;
 }
 
-const char *type_name(mode_t mode) {
+// What kind of file `mode` is, for messages ("a folder", "a FIFO", ...).
+const char *file_kind(mode_t mode) {
   if (S_ISDIR(mode))
     return "a folder";
   if (S_ISFIFO(mode))
@@ -167,7 +168,7 @@ public:
       }
       if (!last) {
         if (!S_ISDIR(st.st_mode))
-          return fail(here + on_the_way(here) + " is " + type_name(st.st_mode) + ", not a folder");
+          return fail(here + on_the_way(here) + " is " + file_kind(st.st_mode) + ", not a folder");
         unique_fd dir(::openat(dirs_.back().get(), name.c_str(),
                                O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         struct stat opened {};
@@ -207,10 +208,10 @@ private:
     // a device's permissions say nothing about whether it is a plugin or a config file.
     if (want_file && !S_ISREG(seen.st_mode))
       return fail(std::string("the ") + rule_.what + " " + shown +
-                  " is not a regular file (it is " + type_name(seen.st_mode) + ")");
+                  " is not a regular file (it is " + file_kind(seen.st_mode) + ")");
     if (!want_file && !S_ISDIR(seen.st_mode))
       return fail(std::string("the ") + rule_.what + " " + shown + " is not a folder (it is " +
-                  type_name(seen.st_mode) + ")");
+                  file_kind(seen.st_mode) + ")");
     if (rule_.strict_parent && dirs_.size() > 1) {
       struct stat parent {};
       if (::fstat(dirs_.back().get(), &parent) == 0)

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -246,6 +247,12 @@ process_result run_process(const std::vector<std::string> &argv, const std::stri
     close_fd(f.fd);
   result.status = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128 + WTERMSIG(c.status);
   return result;
+}
+
+std::string seconds_text(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", seconds);
+  return buf;
 }
 
 } // namespace cuplug::plugins

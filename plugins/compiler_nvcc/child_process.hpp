@@ -32,4 +32,7 @@ struct process_result {
 process_result run_process(const std::vector<std::string> &argv, const std::string &cwd,
                            const run_limits &limits);
 
+// A time limit as messages write it ("600", "0.5").
+std::string seconds_text(double seconds);
+
 } // namespace cuplug::plugins

@@ -32,12 +32,12 @@ private:
 
   // `nvcc --version` and `nvcc --list-gpu-arch`, run once on first need.
   void probe() const;
-  // An arch the configured nvcc supports, or config_error listing those it does.
-  void check_arch(const gpu_arch &arch, const char *what) const;
-  // What a compile read: nvcc's dependency list, the program, its variables, options files.
-  compile_inputs inputs_of(const compile_request &request, const std::string &nvcc,
-                           const std::string &deps_path, const std::string &work,
-                           const std::string &cwd) const;
+  // The steps of do_compile that depend on this nvcc. The program to run: the configured nvcc,
+  // or the one the request names (found on PATH), else config_error.
+  std::string program_for(const compile_request &request) const;
+  // "-arch=sm_90" (compute_ for PTX or with -code) for the request's arch, checked against what
+  // the configured nvcc supports; empty when none is asked for or the user's options choose it.
+  std::string arch_flag(const compile_request &request) const;
 
   std::string nvcc_;
   std::string timeout_option_;

@@ -266,16 +266,6 @@ nvrtc_compiler::nvrtc_compiler(const options &opts) {
                 why);
 }
 
-void nvrtc_compiler::check_arch(const gpu_arch &a, const char *what) const {
-  if (archs_.empty() || std::find(archs_.begin(), archs_.end(), a.number) != archs_.end())
-    return;
-  std::string list;
-  for (int n : archs_)
-    list += (list.empty() ? "sm_" : ", sm_") + std::to_string(n);
-  throw config_error(version_ + " cannot compile for " + what + " sm_" + std::to_string(a.number) +
-                     a.suffix + "; it supports " + list + ": ask for one of those");
-}
-
 std::vector<std::string>
 nvrtc_compiler::builtin_options(const compile_request &r,
                                 const std::vector<std::string> &user) const {
@@ -290,7 +280,7 @@ nvrtc_compiler::builtin_options(const compile_request &r,
                            "none was given");
     } else {
       gpu_arch a = parse_arch(arch);
-      check_arch(a, use_code ? "code" : "arch");
+      check_supported_arch(a, archs_, version_, use_code ? "code" : "arch");
       std::string prefix = r.target == image_format::cubin ? "sm_" : "compute_";
       out.push_back("-arch=" + prefix + std::to_string(a.number) + a.suffix);
     }

@@ -29,8 +29,6 @@ private:
                                            const std::vector<std::string> &user) const;
   // What the compile with these options can read, found by scanning includes.
   compile_inputs scan(const compile_request &request, const std::vector<std::string> &opts) const;
-  // A cubin / PTX arch this NVRTC supports, or config_error listing those it does.
-  void check_arch(const gpu_arch &arch, const char *what) const;
   // Which of `user_options` NVRTC rejects (each tried alone on an empty program).
   std::vector<std::string> rejected_options(const std::vector<std::string> &user_options) const;
 

@@ -14,11 +14,12 @@ void init_errors(py::module_ &m);
 void init_enums(py::module_ &m);
 void init_device(py::module_ &m);
 void init_context(py::module_ &m);
-void init_graphs(py::module_ &m); // driver/init_graphs.cpp, before init_stream (end_capture)
+void init_graphs(py::module_ &m); // graphs/init_graphs.cpp, before init_stream (end_capture)
 void init_stream(py::module_ &m);
 void init_memory(py::module_ &m);
 void init_host_memory(py::module_ &m);
 void init_memcpy(py::module_ &m);
+void init_structured_copies(py::module_ &m);
 void init_arrays(py::module_ &m);   // memory/init_arrays.cpp
 void init_textures(py::module_ &m); // memory/init_textures.cpp
 void init_module(py::module_ &m);

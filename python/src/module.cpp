@@ -23,6 +23,7 @@ PYBIND11_MODULE(_core, m) {
   init_memory(m);
   init_host_memory(m);
   init_memcpy(m);
+  init_structured_copies(m);
   init_arrays(m);
   init_textures(m);
   init_module(m);

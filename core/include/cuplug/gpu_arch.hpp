@@ -27,4 +27,10 @@ struct arch_choice {
 [[nodiscard]] arch_choice choose_arch(int device_arch, const std::vector<int> &supported,
                                       const std::string &compiler_id = "the compiler");
 
+// A compiler plugin's check of an arch it was asked for (`what`: "arch", "code"): config_error
+// "<compiler_id> cannot compile for <what> sm_90a; it supports sm_75, ...: ask for one of those"
+// unless `supported` (ascending) holds its number. An empty `supported` (not known) passes all.
+void check_supported_arch(const gpu_arch &arch, const std::vector<int> &supported,
+                          const std::string &compiler_id, const char *what);
+
 } // namespace cuplug

@@ -3,7 +3,7 @@
 // current there, and pops it after); it is destroyed under that context too.
 #include "bindings.hpp"
 #include "driver/context.hpp"
-#include "driver/graph.hpp"
+#include "graphs/graph.hpp"
 #include "support/convert.hpp"
 #include "support/hints.hpp"
 #include "support/host_buffer.hpp"

@@ -55,9 +55,6 @@ inline std::size_t align_up(std::size_t offset, std::size_t align) noexcept {
   return (offset + align - 1) / align * align;
 }
 
-// The type's qualified name for messages ("numpy.float64", "int").
-inline std::string type_name(PyObject *obj) { return type_name(py::handle(obj)); }
-
 // A slot's struct code as the user wrote it: "i", or "16s" for a 16-byte 's'.
 std::string slot_format(char code, std::size_t size);
 

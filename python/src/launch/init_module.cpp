@@ -2,6 +2,7 @@
 #include "bindings.hpp"
 #include "launch/function.hpp"
 #include "launch/module.hpp"
+#include "support/convert.hpp"
 #include "support/hints.hpp"
 #include "support/host_buffer.hpp"
 
@@ -126,7 +127,7 @@ public:
     if (PyObject_GetBuffer(obj.ptr(), &view_, with_format(PyBUF_SIMPLE)) != 0) {
       PyErr_Clear();
       throw py::type_error("module image must be bytes, str (PTX) or a buffer, got " +
-                           std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+                           type_name(obj));
     }
     if (format_has_objects(view_.format)) {
       const std::string format = view_.format;

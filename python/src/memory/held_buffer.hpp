@@ -25,7 +25,7 @@ public:
       std::string want = (flags & PyBUF_WRITABLE) ? " a writable" : " a";
       if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS)
         want += " contiguous";
-      std::string type = py::str(py::type::handle_of(obj).attr("__name__"));
+      const std::string type = type_name(obj);
       py::raise_from(no_buffer ? PyExc_TypeError : PyExc_ValueError,
                      (std::string(routine) + ": " + role + " must be" + want +
                       " host buffer (bytes, bytearray, numpy array, ...), got an object of type '" +

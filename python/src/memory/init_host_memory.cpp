@@ -144,8 +144,8 @@ array_order parse_order(py::handle order) {
   if (order.is_none())
     return array_order::c;
   if (!py::isinstance<py::str>(order))
-    throw py::type_error("order must be 'C' or 'F', got an object of type '" +
-                         std::string(py::str(py::type::handle_of(order).attr("__name__"))) + "'");
+    throw py::type_error("order must be 'C' or 'F', got an object of type '" + type_name(order) +
+                         "'");
   std::string s = py::str(order);
   if (s == "C" || s == "c")
     return array_order::c;

@@ -208,14 +208,12 @@ private:
   }
   std::string class_name() const {
     py::object self = self_object();
-    return self ? py::str(py::type::handle_of(self).attr("__name__")).cast<std::string>()
-                : std::string("Allocator");
+    return self ? type_name(self) : std::string("Allocator");
   }
   std::size_t stats_in_use() const { return allocator::stats().bytes_in_use; }
   // "<Class>.<method>() raised <Type>: <message>", without error_already_set's traceback.
   std::string raised(py::error_already_set &e, const char *method) const {
-    return class_name() + "." + method + "() raised " +
-           py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
+    return class_name() + "." + method + "() raised " + type_name(e.value()) + ": " +
            py::str(e.value()).cast<std::string>();
   }
 
@@ -290,8 +288,8 @@ void register_allocator(const std::string &name, py::object cls, const std::stri
           instance = py::handle(raw)(**kwargs);
         } catch (py::error_already_set &e) {
           // Type and message, without the traceback error_already_set::what() appends.
-          const std::string why = py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
-                                  py::str(e.value()).cast<std::string>();
+          const std::string why =
+              type_name(e.value()) + ": " + py::str(e.value()).cast<std::string>();
           if (e.matches(PyExc_TypeError) || e.matches(PyExc_ValueError))
             throw config_error("allocator '" + name + "': " + why);
           throw plugin_error("allocator '" + name + "': " + why);

@@ -28,8 +28,8 @@ void stream_wait(py::handle producer, py::handle consumer);
 // A non-negative integer from int or any object with __index__ (not float): TypeError naming the
 // type, ValueError "must not be negative" / "too large" naming `what` and the value.
 std::size_t to_size(py::handle value, const char *what);
-// The type's name for messages: "numpy.ndarray"; builtins and cuplug's classes unqualified
-// ("int", "Event").
+// The one spelling of an object's type in messages (a PyObject * converts to the handle):
+// "numpy.ndarray"; builtins and cuplug's classes unqualified ("int", "Event").
 std::string type_name(py::handle obj);
 
 } // namespace cuplug::python

@@ -9,6 +9,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "support/gpu_present.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -27,51 +29,6 @@ struct allocator_case {
   memory_kind kind;
   bool gpu = false; // needs a CUDA context (device, fake or real)
   bool huge = true; // a 5 GiB allocation is expected to succeed
-};
-
-// Makes device 0's primary context current on the calling thread; false (with the reason in
-// `why`) when there is no driver or no device.
-inline bool make_gpu_current(std::string *why = nullptr) {
-  static CUcontext ctx = nullptr;
-  static std::string failure;
-  static const bool ok = [] {
-    try {
-      if (!driver_available()) {
-        failure = "no CUDA driver: " + driver_library_description();
-        return false;
-      }
-      CUPLUG_CALL(cuInit, 0);
-      int count = 0;
-      CUPLUG_CALL(cuDeviceGetCount, &count);
-      if (count == 0) {
-        failure = "the driver reports no device";
-        return false;
-      }
-      CUdevice dev = 0;
-      CUPLUG_CALL(cuDeviceGet, &dev, 0);
-      CUPLUG_CALL(cuDevicePrimaryCtxRetain, &ctx, dev);
-      return true;
-    } catch (const std::exception &e) {
-      failure = e.what();
-      return false;
-    }
-  }();
-  if (ok)
-    CUPLUG_CALL(cuCtxSetCurrent, ctx);
-  else if (why)
-    *why = failure;
-  return ok;
-}
-
-// Boost.Test precondition of the gpu suites: skipped, with the reason, without a device.
-struct gpu_present {
-  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
-    std::string why;
-    boost::test_tools::assertion_result r(make_gpu_current(&why));
-    if (!r)
-      r.message() << why;
-    return r;
-  }
 };
 
 namespace contract {

@@ -6,6 +6,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "support/gpu_present.hpp"
+
+#include <optional>
 #include <string>
 
 namespace pool = cuplug::pool;
@@ -18,23 +21,13 @@ struct two_contexts {
   std::string why;
   bool ok = false;
   two_contexts() {
+    const std::optional<CUdevice> dev = cuplug::test::first_device(why);
+    if (!dev)
+      return;
     try {
-      if (!cuplug::driver_available()) {
-        why = "no CUDA driver: " + cuplug::driver_library_description();
-        return;
-      }
-      CUPLUG_CALL(cuInit, 0);
-      int count = 0;
-      CUPLUG_CALL(cuDeviceGetCount, &count);
-      if (count == 0) {
-        why = "the driver reports no device";
-        return;
-      }
-      CUdevice dev = 0;
-      CUPLUG_CALL(cuDeviceGet, &dev, 0);
-      CUPLUG_CALL(cuCtxCreate, &second, nullptr, 0, dev);
+      CUPLUG_CALL(cuCtxCreate, &second, nullptr, 0, *dev);
       CUPLUG_CALL(cuCtxPopCurrent, &second);
-      CUPLUG_CALL(cuDevicePrimaryCtxRetain, &first, dev);
+      CUPLUG_CALL(cuDevicePrimaryCtxRetain, &first, *dev);
       CUPLUG_CALL(cuCtxSetCurrent, first);
       ok = true;
     } catch (const std::exception &e) {
@@ -50,10 +43,7 @@ two_contexts &contexts() {
 
 struct device_present {
   boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
-    boost::test_tools::assertion_result r(contexts().ok);
-    if (!r)
-      r.message() << contexts().why;
-    return r;
+    return cuplug::test::run_if(contexts().ok, contexts().why);
   }
 };
 

@@ -9,6 +9,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "support/gpu_present.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -40,51 +42,6 @@ inline std::function<plugin_ptr<rng>()> rng_backend(const std::string &name,
     return registry::instance().create<rng>(plugin_kind::rng, name, options(opts));
   };
 }
-
-// Makes device 0's primary context current on the calling thread; false (with the reason in
-// `why`) when there is no driver or no device.
-inline bool rng_gpu_current(std::string *why = nullptr) {
-  static CUcontext ctx = nullptr;
-  static std::string failure;
-  static const bool ok = [] {
-    try {
-      if (!driver_available()) {
-        failure = "no CUDA driver: " + driver_library_description();
-        return false;
-      }
-      CUPLUG_CALL(cuInit, 0);
-      int count = 0;
-      CUPLUG_CALL(cuDeviceGetCount, &count);
-      if (count == 0) {
-        failure = "the driver reports no device";
-        return false;
-      }
-      CUdevice dev = 0;
-      CUPLUG_CALL(cuDeviceGet, &dev, 0);
-      CUPLUG_CALL(cuDevicePrimaryCtxRetain, &ctx, dev);
-      return true;
-    } catch (const std::exception &e) {
-      failure = e.what();
-      return false;
-    }
-  }();
-  if (ok)
-    CUPLUG_CALL(cuCtxSetCurrent, ctx);
-  else if (why)
-    *why = failure;
-  return ok;
-}
-
-// Boost.Test precondition of the gpu suites: skipped, with the reason, without a device.
-struct rng_gpu_present {
-  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
-    std::string why;
-    boost::test_tools::assertion_result r(rng_gpu_current(&why));
-    if (!r)
-      r.message() << why;
-    return r;
-  }
-};
 
 // Output memory of a case: host memory, or device memory read back after the stream's work.
 class rng_buffer {
@@ -131,7 +88,7 @@ inline const rng_dtype all_dtypes[] = {rng_dtype::float32, rng_dtype::float64, r
 
 inline plugin_ptr<rng> make(const rng_case &c) {
   if (c.device)
-    rng_gpu_current();
+    make_gpu_current();
   plugin_ptr<rng> g = c.make();
   BOOST_REQUIRE(g);
   return g;

@@ -290,7 +290,7 @@ double max_difference(const std::vector<std::uint8_t> &a, const std::vector<std:
 
 BOOST_AUTO_TEST_SUITE(philox_on_the_gpu,
                       *boost::unit_test::label("gpu") *
-                          boost::unit_test::precondition(cuplug::test::rng_gpu_present()))
+                          boost::unit_test::precondition(cuplug::test::gpu_present()))
 
 BOOST_AUTO_TEST_CASE(kernels_match_curands_device_generator_bit_for_bit) {
   const std::uint64_t offsets[] = {0, 3, 4 * 65536 + 1, (std::uint64_t{1} << 34) + 7,

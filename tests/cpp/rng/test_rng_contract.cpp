@@ -61,7 +61,7 @@ CUPLUG_RNG_CONTRACT(curand_host_sobol64, curand_host_sobol64_case, *label("cpu")
 CUPLUG_RNG_CONTRACT(curand_host_scrambled_sobol64, curand_host_scrambled_sobol64_case,
                     *label("cpu"))
 
-#define GPU *label("gpu") * precondition(cuplug::test::rng_gpu_present())
+#define GPU *label("gpu") * precondition(cuplug::test::gpu_present())
 CUPLUG_RNG_CONTRACT(philox_device, philox_device_case, GPU)
 CUPLUG_RNG_CONTRACT(curand_device_philox, curand_device_philox_case, GPU)
 CUPLUG_RNG_CONTRACT(curand_device_xorwow, curand_device_xorwow_case, GPU)

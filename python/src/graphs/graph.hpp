@@ -99,7 +99,7 @@ void set_in_host_node(bool inside) noexcept;
 // A captured graph handle as a Python Graph (Stream.end_capture).
 py::object wrap_graph(CUgraph handle, context_ptr ctx);
 
-// Kernel node parameters from a Function and Python arguments (launch/graph_kernel_params.cpp):
+// Kernel node parameters from a Function and Python arguments (graphs/kernel_node_params.cpp):
 // the prepared format when the Function was prepared, __call__'s type dispatch otherwise.
 // In / Out / InOut arguments are refused (they need copies around a launch).
 struct kernel_node_args {

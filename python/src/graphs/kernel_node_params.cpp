@@ -1,5 +1,5 @@
 // Kernel-node parameters for graphs: a Function's arguments packed as its launches pack them.
-#include "driver/graph.hpp"
+#include "graphs/graph.hpp"
 #include "launch/arg_packer.hpp"
 #include "launch/function.hpp"
 

@@ -1,5 +1,5 @@
 // Graph and GraphExec ownership: made and destroyed under their context, from any thread.
-#include "driver/graph.hpp"
+#include "graphs/graph.hpp"
 #include "driver/activation.hpp"
 
 namespace cuplug::python {
