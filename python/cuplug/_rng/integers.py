@@ -32,7 +32,7 @@ def _integer_kernel(dtype):
     kernel = _kernels.get(dtype)
     if kernel is None:
         # Late: the elementwise engine compiles, which importing cuplug.random need not load.
-        from cuplug.elementwise import ElementwiseKernel
+        from cuplug._kernels.elementwise import ElementwiseKernel
 
         ctype = INTEGER_CTYPES[dtype]
         # span == 0 means 2^64: every word maps to itself.
