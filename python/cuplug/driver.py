@@ -8,10 +8,10 @@ usable from any thread (their context is pushed for the call), ``Stream(priority
 
 The namespace is listed here name by name (``__all__``): the extension's names come from
 cuplug._core, the Python helpers from the ``cuplug._driver`` wing (copies, arguments, CUDA
-arrays, textures, peer copies). The extension's
-submodules (backend registry, allocator bindings) belong to cuplug.plugins and cuplug.memory,
-not to this namespace; tests/python/package/test_package_structure.py fails when the extension gains a
-public name that is neither listed here nor said to belong elsewhere.
+arrays, textures, peer copies). The extension's submodules (backend registry, allocator bindings)
+belong to cuplug.plugins and cuplug.memory, not to this namespace;
+tests/python/package/test_package_structure.py fails when the extension gains a public name that
+is neither listed here nor said to belong elsewhere.
 """
 
 # Registers the hook Function.__call__ uses for DLPack-only kernel arguments (JAX arrays), so that

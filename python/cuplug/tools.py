@@ -1,20 +1,14 @@
 """PyCUDA's ``pycuda.tools`` for cuplug: default context, device data, occupancy, C types of
 dtypes, context-dependent memoization and test helpers. Re-exported here under PyCUDA's names:
-the C-argument parser (parse_c_arg and its Argument classes) from cuplug._kernels.cargs, the memory pools
-from cuplug._driver.pools, make_default_context from cuplug._driver.default_context and the
-memoization (context_dependent_memoize, clear_context_caches) from cuplug._driver.memoize."""
+the C-argument parser (parse_c_arg and its Argument classes) from cuplug._kernels.cargs, the
+memory pools from cuplug._driver.pools, make_default_context from cuplug._driver.default_context
+and the memoization (context_dependent_memoize, clear_context_caches) from
+cuplug._driver.memoize."""
 
 import functools
 import warnings
 
 import cuplug.driver as cuda
-from cuplug._kernels.cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
-    Argument,
-    ScalarArg,
-    VectorArg,
-    get_arg_type,
-    parse_c_arg,
-)
 from cuplug._driver.default_context import configured_device_number as _configured_device_number
 from cuplug._driver.default_context import make_default_context
 from cuplug._driver.memoize import (
@@ -28,6 +22,13 @@ from cuplug._driver.pools import (  # noqa: F401  (PyCUDA's pycuda.tools re-expo
     PageLockedAllocator,
     PageLockedMemoryPool,
     bitlog2,
+)
+from cuplug._kernels.cargs import (  # noqa: F401  (PyCUDA's pycuda.tools has these)
+    Argument,
+    ScalarArg,
+    VectorArg,
+    get_arg_type,
+    parse_c_arg,
 )
 from cuplug._public import public_dir as _public_dir
 

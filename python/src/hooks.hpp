@@ -34,7 +34,7 @@ enum class kind { a_class, a_callable, an_array_class, a_flag, a_count };
     "fallback(name, operands, out, stream, error): the operations the dispatch cannot cache")      \
   X(legacy_promotion, a_flag, "cuplug._array.math",                                                \
     "True for NumPy 1's value-based promotion of Python scalars")                                  \
-  X(blocks_per_sm, a_count, "cuplug._kernels.engine",                                                \
+  X(blocks_per_sm, a_count, "cuplug._kernels.engine",                                              \
     "the most blocks of 256 threads per multiprocessor an elementwise launch uses")
 
 enum class hook : int {

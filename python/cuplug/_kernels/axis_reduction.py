@@ -19,6 +19,7 @@ import numpy as np
 
 from cuplug import _core
 from cuplug._codegen import axis_reduction as _ar
+from cuplug._compile.source_module import SourceModule
 from cuplug._driver import context_cache
 from cuplug._kernels.axis_reduction_plan import (
     _ARG,
@@ -32,7 +33,6 @@ from cuplug._kernels.axis_reduction_plan import (
 )
 from cuplug._kernels.engine import Arg, _compile_options
 from cuplug._kernels.results import compact_strides, result_class
-from cuplug._compile.source_module import SourceModule
 
 __all__ = ["PLAN_CACHE_SIZE", "reduce"]
 

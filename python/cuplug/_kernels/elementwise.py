@@ -22,10 +22,10 @@ import numpy as np
 
 from cuplug import _core
 from cuplug._codegen import elementwise as _cg
+from cuplug._compile.source_module import SourceModule
 from cuplug._driver import context_cache
 from cuplug._kernels import engine
 from cuplug._kernels.cargs import ScalarArg, VectorArg, parse_arguments, parse_c_arg
-from cuplug._compile.source_module import SourceModule
 
 _GENERATOR_KWARGS = ("preamble", "loop_prep", "after_loop")
 

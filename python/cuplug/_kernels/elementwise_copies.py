@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from cuplug._core import NotSupportedError
+from cuplug._driver.memoize import context_dependent_memoize
 from cuplug._dtypes import dtype_to_ctype
 from cuplug._kernels.cargs import VectorArg
 from cuplug._kernels.elementwise import get_elwise_kernel, get_elwise_module
-from cuplug._driver.memoize import context_dependent_memoize
 
 __all__ = [
     "get_arange_kernel",

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from cuplug._driver.memoize import context_dependent_memoize
 from cuplug._kernels.cargs import ScalarArg, VectorArg
 from cuplug._kernels.elementwise import get_elwise_module
 from cuplug._kernels.elementwise_copies import _ct, _kernel
-from cuplug._driver.memoize import context_dependent_memoize
 
 __all__ = [
     "get_axpbyz_kernel",

@@ -12,8 +12,8 @@ import numpy as np
 
 from cuplug import _core
 from cuplug._codegen import elementwise as _cg
-from cuplug._kernels import tuning as _tuning
 from cuplug._compile.source_module import SourceModule
+from cuplug._kernels import tuning as _tuning
 
 __all__ = ["Arg", "Kernel", "Layout"]
 

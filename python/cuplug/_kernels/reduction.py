@@ -16,11 +16,11 @@ import numpy as np
 
 from cuplug import _core, _dtypes
 from cuplug._codegen import reduction as _rg
+from cuplug._compile.source_module import SourceModule
 from cuplug._driver import context_cache
 from cuplug._kernels.cargs import ScalarArg, VectorArg, parse_arguments
 from cuplug._kernels.engine import PCH_OPTIONS
 from cuplug._kernels.results import empty as _empty
-from cuplug._compile.source_module import SourceModule
 
 __all__ = [
     "ReductionKernel",

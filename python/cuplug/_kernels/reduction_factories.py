@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from cuplug._compile.source_module import SourceModule
 from cuplug._kernels.cargs import VectorArg, get_arg_type
 from cuplug._kernels.reduction import ReductionKernel, _cached, _ct, _tag
-from cuplug._compile.source_module import SourceModule
 
 __all__ = [
     "get_all_kernel",

@@ -1,7 +1,8 @@
 """How the engines (and the array routines) make their results without importing the array
 class: the class is the one the array layer registered with the C++ layer (the ``result_type``
-hook; ``_core._array.result_type()`` asks it back), the same class C++ operations make; and their strides are the compact strides of an operand's memory
-order (PyCUDA's ``_compact_strides``). Imports only the C++ extension: the class imports the
+hook; ``_core._array.result_type()`` asks it back), the same class C++ operations make; and
+their strides are the compact strides of an operand's memory order (PyCUDA's
+``_compact_strides``). Imports only the C++ extension: the class imports the
 routines, nothing imports the class back (CuPy's direction)."""
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ import numpy as np
 
 from cuplug import _core, _dtypes
 from cuplug._codegen import scan as _sg
+from cuplug._compile.source_module import SourceModule
 from cuplug._driver import context_cache
 from cuplug._kernels import tuning as _tuning
 from cuplug._kernels.engine import PCH_OPTIONS, _compile_options
 from cuplug._kernels.results import empty as _empty
-from cuplug._compile.source_module import SourceModule
 
 __all__ = ["ExclusiveScanKernel", "InclusiveScanKernel"]
 

@@ -238,7 +238,7 @@ def all_kernels():
 
 
 def compile_ptx(sources):
-    from cuplug._array.engine import PCH_OPTIONS
+    from cuplug._kernels.engine import PCH_OPTIONS
     from cuplug.compiler import compile
 
     source = "\n".join(sources)

@@ -136,8 +136,14 @@ def test_views_of_foreign_memory_stay_inside_the_parent(env):
 
 def _refuses_use(a):
     """Every way to reach an array's memory refuses one that has none."""
-    for use in (a.get, lambda: a.set(np.zeros(a.shape, a.dtype)), a.copy, lambda: a * 2,
-                lambda: a.__cuda_array_interface__, lambda: a[1:]):
+    for use in (
+        a.get,
+        lambda: a.set(np.zeros(a.shape, a.dtype)),
+        a.copy,
+        lambda: a * 2,
+        lambda: a.__cuda_array_interface__,
+        lambda: a[1:],
+    ):
         with pytest.raises(drv.LogicError, match="no memory: its gpudata is a null pointer"):
             use()
 

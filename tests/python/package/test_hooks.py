@@ -37,8 +37,8 @@ HOOKS = {
 
 def test_each_hook_is_registered_by_its_provider():
     from cuplug._array import core, interop, math
-    from cuplug._kernels import engine
     from cuplug._driver import arguments, context_cache, textures
+    from cuplug._kernels import engine
 
     hooks = _core._registered_hooks()
     assert set(hooks) == HOOKS
