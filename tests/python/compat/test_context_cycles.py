@@ -149,8 +149,9 @@ ENGINES = {"elementwise range", "ReductionKernel", "scan", "axis plans", "axis f
 def test_every_engine_caches_in_the_one_per_context_cache(fresh_contexts):
     """The engines of cuplug._kernels (ElementwiseKernel's range kernels, ReductionKernel, scans,
     axis-reduction plans and kernels) keep what they make in the context's dict of
-    cuplug._driver.context_cache (a SourceModule's own module is not cached: each loads its own), and all of it goes when the context is destroyed: a new
-    context at the dead one's handle starts with none of it, and makes it again."""
+    cuplug._driver.context_cache (a SourceModule's own module is not cached: each loads its own),
+    and all of it goes when the context is destroyed: a new context at the dead one's handle
+    starts with none of it, and makes it again."""
     scale = ElementwiseKernel("float *x, float a", "x[i] = a * x[i]", "scale_range")
     scan = key = None
     for _ in range(2):
