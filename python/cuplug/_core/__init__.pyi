@@ -3,6 +3,7 @@
 cuplug's C++ core: driver objects, memory, launch, backends
 """
 from __future__ import annotations
+import builtins
 import collections.abc
 import cuplug.gpuarray
 import cuplug.memory
@@ -27,18 +28,6 @@ class Error(Exception):
 class LogicError(Error):
     """
     Invalid use: bad value, context or handle; not initialized.
-    """
-class LaunchError(Error):
-    """
-    A kernel launch failed, ran out of resources or timed out. Often reported by the call after the launch.
-    """
-class MemoryError(Error):
-    """
-    Out of device (or pinned host) memory. Not the builtin MemoryError.
-    """
-class RuntimeError(Error):
-    """
-    No device, no binary for this GPU, file not found, not ready, ECC error. Not the builtin RuntimeError.
     """
 class CompileError(Error):
     """
@@ -6140,6 +6129,18 @@ class PageLockedMemoryPool:
         """
         Bytes taken from the upstream: held + active blocks.
         """
+class LaunchError(Error, builtins.RuntimeError):
+    """
+    A kernel launch failed, ran out of resources or timed out. Often reported by the call after the launch. Also a builtin RuntimeError.
+    """
+class MemoryError(Error, builtins.MemoryError):
+    """
+    Out of device (or pinned host) memory. Also a builtin MemoryError, so `except MemoryError` catches it.
+    """
+class RuntimeError(Error, builtins.RuntimeError):
+    """
+    No device or driver, no binary for this GPU, file not found, not ready, ECC error. Also a builtin RuntimeError, so `except RuntimeError` catches it.
+    """
 def _check_host_buffer(obj: typing.Any, writable: bool, routine: str, role: str, contiguous: bool = True) -> None:
     """
     Raises what memcpy_htod (writable=False) or memcpy_dtoh (True) would raise for `obj` as its host buffer: not a buffer, not contiguous, read-only, or holding Python objects.

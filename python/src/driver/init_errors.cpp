@@ -108,17 +108,26 @@ void init_errors(py::module_ &m) {
   PyObject_SetAttrString(types.error, "code", Py_None);
   PyObject_SetAttrString(types.error, "routine", Py_None);
 
+  // PyCUDA derives these from its Error only. Here they also derive from the builtin that fits,
+  // as CuPy's and PyTorch's errors do, so that `except RuntimeError` / `except MemoryError`
+  // catch them; `except cuplug.driver.RuntimeError` still catches only cuplug's own. LogicError
+  // (bad value, context or handle, or no driver call made right) has no builtin that fits.
+  auto with_builtin = [](PyObject *builtin) {
+    return py::make_tuple(py::handle(types.error), py::handle(builtin));
+  };
   types.logic = new_exception(m, "LogicError", types.error,
                               "Invalid use: bad value, context or handle; not initialized.");
-  types.launch = new_exception(m, "LaunchError", types.error,
+  types.launch = new_exception(m, "LaunchError", with_builtin(PyExc_RuntimeError).ptr(),
                                "A kernel launch failed, ran out of resources or timed out. "
-                               "Often reported by the call after the launch.");
-  types.memory = new_exception(m, "MemoryError", types.error,
-                               "Out of device (or pinned host) memory. Not the builtin "
-                               "MemoryError.");
-  types.runtime = new_exception(m, "RuntimeError", types.error,
-                                "No device, no binary for this GPU, file not found, not ready, "
-                                "ECC error. Not the builtin RuntimeError.");
+                               "Often reported by the call after the launch. Also a builtin "
+                               "RuntimeError.");
+  types.memory = new_exception(m, "MemoryError", with_builtin(PyExc_MemoryError).ptr(),
+                               "Out of device (or pinned host) memory. Also a builtin "
+                               "MemoryError, so `except MemoryError` catches it.");
+  types.runtime = new_exception(m, "RuntimeError", with_builtin(PyExc_RuntimeError).ptr(),
+                                "No device or driver, no binary for this GPU, file not found, not "
+                                "ready, ECC error. Also a builtin RuntimeError, so `except "
+                                "RuntimeError` catches it.");
 
   py::dict scope;
   scope["__name__"] = "cuplug._core";

@@ -20,12 +20,35 @@ def test_class_hierarchy():
     for cls in (drv.CompileError, drv.PluginError, drv.NotSupportedError, drv.ConfigError):
         assert issubclass(cls, drv.Error)
     assert issubclass(drv.Error, Exception)
-    # PyCUDA's MemoryError / RuntimeError are not the builtins of the same name.
-    assert not issubclass(drv.MemoryError, builtins.MemoryError)
-    assert not issubclass(drv.RuntimeError, builtins.RuntimeError)
+    # Not the builtins of the same name, but subclasses of them (PyCUDA's are not: compat.md),
+    # so that `except MemoryError` / `except RuntimeError` catch them, as with CuPy and PyTorch.
     assert drv.MemoryError is not builtins.MemoryError
+    assert drv.RuntimeError is not builtins.RuntimeError
+    assert issubclass(drv.MemoryError, builtins.MemoryError)
+    assert issubclass(drv.RuntimeError, builtins.RuntimeError)
+    assert issubclass(drv.LaunchError, builtins.RuntimeError)
+    assert not issubclass(drv.LogicError, builtins.RuntimeError)  # no builtin fits
+    # PyCUDA's classes stay apart: cuplug's RuntimeError does not catch a LaunchError.
+    assert not issubclass(drv.LaunchError, drv.RuntimeError)
     assert issubclass(drv.ConfigError, ValueError)
     assert drv.LogicError.__module__ == "cuplug._core"
+
+
+@pytest.mark.parametrize(
+    "cls, builtin",
+    [
+        (drv.MemoryError, builtins.MemoryError),
+        (drv.RuntimeError, builtins.RuntimeError),
+        (drv.LaunchError, builtins.RuntimeError),
+    ],
+)
+def test_except_builtin_catches_cuplugs_error(cls, builtin):
+    try:
+        raise cls("cuMemAlloc failed: out of memory")
+    except builtin as e:
+        caught = e
+    assert type(caught) is cls and isinstance(caught, drv.Error)
+    assert caught.code is None and str(caught) == "cuMemAlloc failed: out of memory"
 
 
 def test_errors_not_from_the_driver_have_no_code():
@@ -88,6 +111,23 @@ def test_classification(ctx, fake, code, cls):
     assert info.value.code == code
     assert info.value.routine == "cuStreamCreate"
     assert str(info.value).startswith("cuStreamCreate failed: ")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "code, builtin",
+    [(OUT_OF_MEMORY, builtins.MemoryError), (LAUNCH_FAILED, builtins.RuntimeError)],
+)
+def test_driver_failures_reach_except_builtin(ctx, fake, code, builtin):
+    fake.fail_next("cuStreamCreate", code)
+    try:
+        drv.Stream()
+    except builtin as e:
+        caught = e
+    else:
+        pytest.fail("cuStreamCreate's failure was not raised")
+    assert isinstance(caught, drv.Error)
+    assert (caught.code, caught.routine) == (code, "cuStreamCreate")
 
 
 @pytest.mark.gpu

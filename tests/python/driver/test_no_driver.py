@@ -1,5 +1,6 @@
 """Without a CUDA driver, cuplug imports, `python -m cuplug info` works, and the first GPU call
-raises cuplug.driver.RuntimeError naming the library and what to do about it."""
+raises cuplug.driver.RuntimeError (also a builtin RuntimeError) naming the library and what to
+do about it."""
 
 from __future__ import annotations
 
@@ -72,13 +73,14 @@ def test_first_gpu_call_explains_the_missing_driver(no_driver_env):
     )
 
 
-def test_driver_runtime_error_is_cuplugs_own_class(no_driver_env):
+def test_driver_runtime_error_is_also_the_builtin(no_driver_env):
     script = textwrap.dedent(
         """
         import builtins
         import cuplug.driver as cuda
         assert issubclass(cuda.RuntimeError, cuda.Error)
-        assert not issubclass(cuda.RuntimeError, builtins.RuntimeError)
+        assert issubclass(cuda.RuntimeError, builtins.RuntimeError)
+        assert cuda.RuntimeError is not builtins.RuntimeError
         print("ok")
         """
     )
