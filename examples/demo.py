@@ -12,7 +12,6 @@ import time
 import numpy as np
 
 import cuplug
-from cuplug import _core
 
 KERNEL = """
 __global__ void double_array(float *a, int n) {
@@ -45,17 +44,13 @@ def show_backends():
 
 def why_no_gpu():
     """None when a GPU is usable, else the reason."""
-    if not _core.backends.driver_available():
-        return _core.backends.driver_library_description()
-    import cuplug.driver as cuda
-
+    if cuplug.is_available():
+        return None
     try:
-        cuda.init()
-        if cuda.Device.count() == 0:
-            return "the driver reports no CUDA device"
-    except cuda.Error as e:
+        cuplug.driver.init()  # raises the error that says why: no driver library, no device
+    except cuplug.driver.Error as e:
         return str(e)
-    return None
+    return "the driver reports no CUDA device"
 
 
 def run_on_gpu():

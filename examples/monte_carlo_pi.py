@@ -42,12 +42,7 @@ def on_cpu(backend, n):
 
 
 def gpu_present():
-    if not _core.backends.driver_available():
-        return False
-    import cuplug.driver as drv
-
-    drv.init()
-    return drv.Device.count() > 0
+    return cuplug.is_available()
 
 
 def main():

@@ -35,16 +35,12 @@ echo
 echo "== the seed's example: examples/gpuarray_basic.py"
 sed -n '/^# The seed/,/^# fmt: on/p' examples/gpuarray_basic.py | grep -v '^# '
 no_gpu=$("$python" - <<'PY'
-from cuplug import _core
-if not _core.backends.driver_available():
-    print(_core.backends.driver_library_description())
-else:
-    import cuplug.driver as cuda
+import cuplug
+if not cuplug.is_available():
     try:
-        cuda.init()
-        if cuda.Device.count() == 0:
-            print("the driver reports no CUDA device")
-    except cuda.Error as e:
+        cuplug.driver.init()  # raises the error that says why
+        print("the driver reports no CUDA device")
+    except cuplug.driver.Error as e:
         print(e)
 PY
 )

@@ -8,6 +8,10 @@ call. Backends (allocator, compiler, launcher, rng, interop) are plugins chosen 
         ...
     print(cuplug.config)          # each choice and where it came from
     cuplug.plugins.diagnostics()  # every plugin file seen, and why any was refused
+
+The public modules (``cuplug.driver``, ``cuplug.gpuarray``, ``cuplug.compiler``, ...) are
+imported on first use, so ``import cuplug`` stays quick; ``cuplug.is_available()`` and
+``cuplug.device_count()`` say whether there is a GPU to use, without raising.
 """
 
 from __future__ import annotations
@@ -194,12 +198,84 @@ def using(*names: str | None, **kinds_and_options: object) -> Iterator[None]:
         config.restore(state)
 
 
+def device_count() -> int:
+    """The number of CUDA devices this process can use; 0 when there is no driver library, the
+    library is not a usable CUDA driver, or the driver finds no device. Never raises.
+
+    The first call initialises the driver (``cuInit``), as ``cuplug.driver.init()`` does; it
+    creates no context. ``cuplug.driver.init()`` raises the error that says why a device is
+    missing, when the reason is wanted.
+
+    Returns
+    -------
+    int
+        ``cuplug.driver.Device.count()``, or 0 when it cannot be asked.
+    """
+    try:
+        if not _core.backends.driver_available():
+            return 0
+        _core.init()
+        return int(_core.Device.count())
+    except Exception:  # noqa: BLE001 - "never raises": any failure means no usable device
+        return 0
+
+
+def is_available() -> bool:
+    """Whether a CUDA device can be used: a driver library that loads and at least one device.
+    False instead of an error when not. Never raises.
+
+    Returns
+    -------
+    bool
+        ``cuplug.device_count() > 0``.
+    """
+    return device_count() > 0
+
+
+#: The public submodules that ``cuplug.<name>`` imports on first use (PEP 562), so that
+#: ``import cuplug; cuplug.gpuarray.to_gpu(...)`` works as it does for numpy's submodules.
+#: Left out: modules whose import does something (autoinit, autoprimaryctx and gl.autoinit
+#: make a context, debug turns kernel debugging on); those are imported by name.
+_LAZY_SUBMODULES: tuple[str, ...] = (
+    "characterize",
+    "compat",
+    "compiler",
+    "cumath",
+    "curandom",
+    "driver",
+    "elementwise",
+    "gl",
+    "gpuarray",
+    "memory",
+    "random",
+    "reduction",
+    "scan",
+    "tools",
+)
+
+
+def __getattr__(name: str) -> object:
+    """``cuplug.gpuarray`` and the other public submodules, imported on first use. A submodule
+    that cannot be imported here (``cuplug.gl`` without its interop backend) is an
+    AttributeError carrying the ImportError's reason, so that hasattr() says False."""
+    if name not in _LAZY_SUBMODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ImportError as e:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}: {e}") from e
+
+
 __all__ = [
     "VERSION",
     "VERSION_STATUS",
     "VERSION_TEXT",
     "__version__",
     "config",
+    "device_count",
+    "is_available",
     "plugins",
     "use",
     "using",
@@ -207,13 +283,16 @@ __all__ = [
 
 
 def _loaded_submodules() -> list[str]:
-    """The public submodules imported so far (cuplug.driver, cuplug.gpuarray, ...)."""
+    """The public submodules: those imported on first use, and any other imported so far."""
     return [
-        name
-        for name, value in globals().items()
-        if not name.startswith("_")
-        and isinstance(value, type(_toolkit))
-        and value.__name__ == f"{__name__}.{name}"
+        *_LAZY_SUBMODULES,
+        *(
+            name
+            for name, value in globals().items()
+            if not name.startswith("_")
+            and isinstance(value, type(_toolkit))
+            and value.__name__ == f"{__name__}.{name}"
+        ),
     ]
 
 

@@ -1,10 +1,12 @@
-"""Without a CUDA driver, cuplug imports, `python -m cuplug info` works, and the first GPU call
-raises cuplug.driver.RuntimeError (also a builtin RuntimeError) naming the library and what to
-do about it."""
+"""Without a CUDA driver, cuplug imports, `python -m cuplug info` works, is_available() and
+device_count() say False and 0, and the first GPU call raises cuplug.driver.RuntimeError (also a
+builtin RuntimeError) that opens with the library that failed and what to do about it."""
 
 from __future__ import annotations
 
+import ctypes.util
 import importlib.util
+import json
 import os
 import pathlib
 import subprocess
@@ -12,6 +14,7 @@ import sys
 import textwrap
 
 import pytest
+from support import fakecuda
 
 MISSING_DRIVER = "/nonexistent/libcuda.so.1"
 
@@ -86,3 +89,51 @@ def test_driver_runtime_error_is_also_the_builtin(no_driver_env):
     )
     result = run_python(no_driver_env, "-c", script)
     assert result.returncode == 0, result.stderr
+
+
+AVAILABILITY = textwrap.dedent(
+    """
+    import json, cuplug
+    print(json.dumps([cuplug.is_available(), cuplug.device_count(),
+                      cuplug.is_available(), cuplug.device_count()]))
+    """
+)
+
+
+def availability(env: dict[str, str]) -> list:
+    result = run_python(env, "-c", AVAILABILITY)
+    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_availability_without_a_driver(no_driver_env):
+    assert availability(no_driver_env) == [False, 0, False, 0]
+
+
+def test_availability_with_a_library_that_is_not_a_cuda_driver(no_driver_env, tmp_path):
+    """A library that loads but is no CUDA driver (libm here), and a folder named as the driver:
+    False and 0, no exception."""
+    libm = ctypes.util.find_library("m")
+    if libm is None:
+        pytest.skip("no libm to stand in for a broken driver")
+    for broken in (libm, str(tmp_path)):
+        env = {**no_driver_env, "CUPLUG_CUDA_DRIVER": broken}
+        assert availability(env) == [False, 0, False, 0], broken
+
+
+@pytest.fixture(scope="module")
+def fake_driver_env(no_driver_env) -> dict[str, str]:
+    fake = fakecuda.find_fake_driver()
+    if fake is None:
+        pytest.skip("the fake driver is not built (target cuplug_fake_cuda)")
+    return {**no_driver_env, "CUPLUG_CUDA_DRIVER": str(fake)}
+
+
+def test_availability_with_a_driver_that_finds_no_device(fake_driver_env):
+    env = {**fake_driver_env, "FAKE_CUDA_DEVICE_COUNT": "0"}  # its cuInit: CUDA_ERROR_NO_DEVICE
+    assert availability(env) == [False, 0, False, 0]
+
+
+def test_availability_with_devices(fake_driver_env):
+    env = {**fake_driver_env, "FAKE_CUDA_DEVICE_COUNT": "3"}
+    assert availability(env) == [True, 3, True, 3]
