@@ -63,7 +63,7 @@ void load(driver_state &s) {
     const char *why = dlerror();
     s.problem = "the CUDA driver library '" + s.library + "' could not be loaded (" +
                 (why ? why : "unknown reason") +
-                "). Install the NVIDIA driver, or set CUPLUG_CUDA_DRIVER to the full path of "
+                "): install the NVIDIA driver, or set CUPLUG_CUDA_DRIVER to the full path of "
                 "libcuda.so.1";
     return;
   }
@@ -91,6 +91,21 @@ void load(driver_state &s) {
   s.ok = true;
 }
 
+// No usable driver library: a cuda_error with the code cuInit gives on a machine without a
+// device (CUDA_ERROR_NO_DEVICE, so code sorting errors by code and class sees "no device"), but
+// worded cause first: "<routine> failed: no CUDA-capable device is detected - ..." would open
+// with a device when what is missing is the library, and the fix would come last.
+class driver_missing final : public cuda_error {
+public:
+  explicit driver_missing(const std::string &problem)
+      : cuda_error("cuInit", CUDA_ERROR_NO_DEVICE),
+        message_(problem + " [cuInit: CUDA_ERROR_NO_DEVICE]") {}
+  const char *what() const noexcept override { return message_.c_str(); }
+
+private:
+  std::string message_;
+};
+
 driver_state &loaded() {
   static std::once_flag once;
   auto &s = state();
@@ -103,7 +118,7 @@ driver_state &loaded() {
 const driver_api &driver() {
   auto &s = loaded();
   if (!s.ok)
-    throw cuda_error("cuInit", CUDA_ERROR_NO_DEVICE, s.problem);
+    throw driver_missing(s.problem);
   return s.api;
 }
 

@@ -105,6 +105,11 @@ BOOST_AUTO_TEST_CASE(a_missing_driver_is_explained_every_time) {
       BOOST_TEST((e.classification() == error_class::runtime));
       BOOST_TEST(std::string(e.what()).find("/nonexistent/libcuda.so.1") != std::string::npos,
                  e.what());
+      // The cause and the fix first, not "cuInit failed: no CUDA-capable device is detected".
+      BOOST_TEST(std::string(e.what()).rfind("the CUDA driver library '", 0) == 0, e.what());
+      BOOST_TEST(std::string(e.what()).find("install the NVIDIA driver") != std::string::npos,
+                 e.what());
+      BOOST_TEST(e.routine() == "cuInit");
     }
   }
   BOOST_CHECK_THROW(CUPLUG_CALL(cuInit, 0), cuda_error);

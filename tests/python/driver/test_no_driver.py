@@ -76,6 +76,33 @@ def test_first_gpu_call_explains_the_missing_driver(no_driver_env):
     )
 
 
+def test_missing_driver_message_leads_with_the_cause_and_the_fix(no_driver_env):
+    """Not "cuInit failed: no CUDA-capable device is detected - ...": the device is not what is
+    missing. The code and routine stay on the exception for code that sorts errors by them."""
+    script = textwrap.dedent(
+        """
+        import json
+        import cuplug.driver as cuda
+        try:
+            cuda.init()
+        except RuntimeError as e:  # the builtin: cuplug's RuntimeError is one too
+            print(json.dumps({"type": type(e).__name__, "message": str(e), "code": e.code,
+                              "routine": e.routine, "cuplug": isinstance(e, cuda.RuntimeError)}))
+        """
+    )
+    result = run_python(no_driver_env, "-c", script)
+    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    caught = json.loads(result.stdout)
+    assert caught["cuplug"] and caught["type"] == "RuntimeError"
+    assert (caught["code"], caught["routine"]) == (100, "cuInit")  # CUDA_ERROR_NO_DEVICE
+    message = caught["message"]
+    cause = f"the CUDA driver library '{MISSING_DRIVER}' could not be loaded ("
+    assert message.startswith(cause), message
+    fix = message.index("install the NVIDIA driver, or set CUPLUG_CUDA_DRIVER")
+    assert "no CUDA-capable device" not in message[:fix], message
+    assert message.endswith("[cuInit: CUDA_ERROR_NO_DEVICE]"), message
+
+
 def test_driver_runtime_error_is_also_the_builtin(no_driver_env):
     script = textwrap.dedent(
         """
