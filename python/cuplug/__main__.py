@@ -88,17 +88,34 @@ def _plugins_report() -> dict:
     }
 
 
+def _options_error(kind: str, name: str, options: dict) -> str | None:
+    """Why the backend refuses its options (an unknown option, a value it cannot read), or None.
+    Options from the config file are otherwise only checked at the backend's first use, where
+    the user would meet the error far from the file that caused it."""
+    if not options:
+        return None
+    try:
+        _core.backends.create_backend(kind, name)
+    except _core.Error as e:
+        # A driver error (code set): creating the backend needs a device or context; its options
+        # are checked at first use.
+        return str(e) if e.code is None else None
+    return None
+
+
 def _backends_report() -> dict:
     report = {}
     for kind, choice in config.selection().items():
         reason = choice.reason
+        options = config.options(kind, choice.name)
         report[kind] = {
             "name": choice.name,
             "source": choice.source,
             "origin": choice.origin,
             "available": reason is None,
             "reason": reason,
-            "options": config.options(kind, choice.name),
+            "options": options,
+            "options_error": _options_error(kind, choice.name, options) if reason is None else None,
         }
     return report
 
@@ -290,6 +307,8 @@ def format_text(info: dict) -> str:
         out.append(f"  {kind:<10} {_shown(b['name']):<10} ({_shown(where)}){status}{opts}")
         if b["reason"]:
             out.append(f"             {_shown(b['reason'])}")
+        if b.get("options_error"):
+            out.append(f"             OPTIONS REFUSED: {_shown(b['options_error'])}")
 
     gl = info["gl"]
     parts = [

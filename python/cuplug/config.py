@@ -368,17 +368,18 @@ _load_error: ConfigError | None = None
 
 
 def _started_as_command() -> bool:
-    """Whether this process is ``python -m cuplug ...`` or the ``cuplug`` command a pip install
-    provides (a script of that name), as the interpreter's own arguments say."""
+    """Whether this process is ``python -m cuplug ...`` (or ``-m cuplug.__main__``) or the
+    ``cuplug`` command a pip install provides (a script of that name), as the interpreter's own
+    arguments say."""
     args = list(getattr(sys, "orig_argv", ()))[1:]
     takes_value = {"-W", "-X", "--check-hash-based-pycs"}
     i = 0
     while i < len(args):
         arg = args[i]
         if arg == "-m":
-            return args[i + 1 : i + 2] == ["cuplug"]
+            return args[i + 1 : i + 2] in (["cuplug"], ["cuplug.__main__"])
         if arg.startswith("-m"):
-            return arg == "-mcuplug"
+            return arg in ("-mcuplug", "-mcuplug.__main__")
         if arg in ("-c", "-") or arg.startswith("-c"):
             return False
         if not arg.startswith("-"):  # a script

@@ -92,6 +92,43 @@ def test_info_reports_a_config_file_it_cannot_read(tmp_path, problem, as_json):
     assert run(["-c", "import cuplug"], tmp_path, CUPLUG_CONFIG=str(path)).returncode != 0
 
 
+@pytest.mark.parametrize("module", ["cuplug", "cuplug.__main__"])
+def test_info_as_either_module_reports_a_malformed_file(tmp_path, module):
+    path = tmp_path / "bad.toml"
+    path.write_text("[backends\n")
+    proc = run(["-m", module, "info"], tmp_path, CUPLUG_CONFIG=str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert f"  NOT READ: config file {path}: not valid TOML" in proc.stdout
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_info_reports_options_the_backend_refuses(tmp_path, as_json):
+    """A file that parses but gives the chosen backend an option it does not take, or a value it
+    cannot read: info says so beside the backend (exit 0, nothing on stderr), instead of showing
+    the options as if they were in use and leaving the error to the first allocation."""
+    path = tmp_path / "cuplug.toml"
+    path.write_text(
+        '[backends]\nallocator = "limiting"\n[allocator.limiting]\nlimit = "lots"\n'
+        "[allocator.pool]\nno_such_option = 1\n"  # not chosen: not checked
+    )
+    path.chmod(0o600)
+    args = ["-m", "cuplug", "info"] + (["--json"] if as_json else [])
+    proc = run(args, tmp_path, CUPLUG_CONFIG=str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    expected = "option 'limit' has value 'lots', expected a byte size"
+    if as_json:
+        backends = json.loads(proc.stdout)["backends"]
+        assert expected in backends["allocator"]["options_error"]
+        assert all(b["options_error"] is None for k, b in backends.items() if k != "allocator")
+    else:
+        lines = proc.stdout.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("  allocator  limiting"))
+        assert lines[at + 1].strip().startswith("OPTIONS REFUSED: "), lines[at : at + 2]
+        assert expected in lines[at + 1]
+        assert proc.stdout.count("OPTIONS REFUSED") == 1
+
+
 def test_info_has_no_config_error_when_the_file_is_fine(tmp_path):
     proc = run(["-m", "cuplug", "info", "--json"], tmp_path)
     assert proc.returncode == 0, proc.stderr

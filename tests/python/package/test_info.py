@@ -86,6 +86,7 @@ def test_json_report_without_a_driver(tmp_path):
         "available": True,
         "reason": None,
         "options": {},
+        "options_error": None,
     }
     assert data["config_file"] == {
         "path": None,
