@@ -26,6 +26,7 @@ namespace {
 
 // logging.getLogger("cuplug") and its children, one per component; leaked on purpose.
 PyObject *loggers[log_component_count] = {};
+PyObject *get_effective_level = nullptr; // the method's name, interned once
 // Each one's effective level, as last seen.
 std::atomic<int> last_level[log_component_count];
 std::mutex pending_mutex;
@@ -44,7 +45,8 @@ bool python_alive() noexcept { return loggers[0] != nullptr && !interpreter_fina
 
 // Asks the logger for its level; the GIL is held.
 bool ask_logger(int i, log_level level) noexcept {
-  PyObject *r = PyObject_CallMethod(loggers[i], "getEffectiveLevel", nullptr);
+  // By an interned name, not a new string per call: every memory hit of the compile cache asks.
+  PyObject *r = PyObject_CallMethodObjArgs(loggers[i], get_effective_level, nullptr);
   if (r == nullptr) {
     PyErr_Clear();
     return fallback_enabled(level);
@@ -138,6 +140,9 @@ void flush_pending_log() noexcept {
 }
 
 void init_python_log(py::module_ &) {
+  get_effective_level = PyUnicode_InternFromString("getEffectiveLevel");
+  if (get_effective_level == nullptr)
+    throw py::error_already_set();
   py::object get_logger = py::module_::import("logging").attr("getLogger");
   for (int i = 0; i < log_component_count; ++i) {
     const std::string name = std::string(to_string(static_cast<log_component>(i)));
