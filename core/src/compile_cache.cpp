@@ -306,15 +306,16 @@ cache_result compile_cache::compile(const cache_request &request, const cache_po
       if (on_disk)
         store->evict(max_disk_bytes(), request_key);
     }
-    const char *stored = !inputs                 ? "not stored: its inputs were not recorded"
-                         : on_disk && use_memory ? "stored on disk and in memory"
-                         : on_disk               ? "stored on disk"
-                         : use_memory            ? "kept in memory only"
-                                                 : "not stored: the cache is off";
+    const char *where = !use_memory && !store   ? "not stored: the cache is off"
+                        : !inputs               ? "not stored: its inputs were not recorded"
+                        : on_disk && use_memory ? "stored on disk and in memory"
+                        : on_disk               ? "stored on disk"
+                        : use_memory            ? "kept in memory only"
+                                                : "not stored: the disk entry could not be written";
     // After the disk store's lock is released.
     if (say_info)
       say(log_level::info,
-          "compiled " + what + " in " + compiled_in + " (cache: compiled, " + stored + ")");
+          "compiled " + what + " in " + compiled_in + " (cache: compiled, " + where + ")");
   }
   if (use_memory && inputs) {
     auto stored = std::make_shared<cache_result>(out);

@@ -100,6 +100,27 @@ def test_a_compile_logs_its_start_and_its_end_with_duration_and_outcome(caplog, 
     assert end[4] == "stored on disk and in memory"
 
 
+@pytest.mark.parametrize(
+    ("memory", "disk", "disable", "where"),
+    [
+        (True, True, False, "stored on disk and in memory"),
+        (True, False, False, "kept in memory only"),
+        (False, True, False, "stored on disk"),
+        (True, True, True, "not stored: the cache is off"),
+    ],
+)
+def test_the_end_line_says_what_was_stored(
+    caplog, tmp_path, monkeypatch, memory, disk, disable, where
+):
+    if disable:
+        monkeypatch.setenv("CUPLUG_DISABLE_CACHE", "1")
+    r = _cc.CompileRequest(new_kernel(), arch="sm_90")
+    with caplog.at_level(logging.INFO, logger="cuplug.compile"):
+        _cc.compile(r, memory=memory, disk=disk, cache_dir=str(tmp_path))
+    end = END.match(cuplug_messages(caplog, "cuplug.compile")[-1])
+    assert end and end[4] == where, cuplug_messages(caplog)
+
+
 def test_cache_hits_say_so_at_debug_level(caplog, tmp_path):
     r = _cc.CompileRequest(new_kernel(), arch="sm_90", source_name="hit.cu")
     _cc.compile(r, cache_dir=str(tmp_path))
