@@ -369,7 +369,7 @@ if [ "$part" = multigpu ] && [ "${gpus:-0}" -lt 2 ]; then
   note "multi-GPU skipped: ${gpus:-0} GPU(s) here, needs 2 or more"
   finish
 fi
-if [ "$part" != bench ] && [ "${gpus:-0}" -gt 1 ]; then
+if [ "$part" != bench ] && [ "$part" != sanitize ] && [ "${gpus:-0}" -gt 1 ]; then
   pytest_args=(-rfEs --tb=short -p no:cacheprovider -p no:benchmark) # skip reasons too
   run_watched "$(budget 150 "$after_sanitizer")" "$out/pytest-multigpu-stacks.log" "$python" -m \
     pytest tests/python/driver/test_multidevice.py tests/python/driver/test_multidevice_gpu.py \
@@ -384,7 +384,7 @@ if [ "$part" != bench ] && [ "${gpus:-0}" -gt 1 ]; then
   fi
 fi
 
-[ "$part" = tests ] && finish
+{ [ "$part" = tests ] || [ "$part" = sanitize ]; } && finish
 
 # --- benchmarks -------------------------------------------------------------------------------
 if [ "$part" = multigpu ]; then
