@@ -95,6 +95,12 @@ run_watched() {
     wait "$pid"
     return
   fi
+  # Python stacks first: tests/python/conftest.py prints them to the run's log on SIGUSR1.
+  for p in $pid $(descendants "$pid"); do
+    grep -q pytest "/proc/$p/cmdline" 2>/dev/null && kill -USR1 "$p" 2>/dev/null
+    grep -q "import sys;exec" "/proc/$p/cmdline" 2>/dev/null && kill -USR1 "$p" 2>/dev/null
+  done
+  sleep 2
   for p in $pid $(descendants "$pid"); do
     echo "=== process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)"
     if command -v py-spy >/dev/null; then

@@ -33,6 +33,7 @@ import ctypes
 import faulthandler
 import os
 import pathlib
+import signal
 import sys
 import threading
 
@@ -129,6 +130,12 @@ def pytest_configure(config):
         "markers",
         "on_real_driver: set by conftest.py: the test runs against the real CUDA driver and a GPU",
     )
+
+
+# SIGUSR1 prints every thread's Python stack to stderr (tools/gpu_check.sh sends it to a run that
+# outlived its time, before it kills it: the GPU machine has no py-spy).
+if hasattr(signal, "SIGUSR1"):
+    faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
 
 
 def pytest_unconfigure(config):

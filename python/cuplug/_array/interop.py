@@ -128,12 +128,20 @@ def _ptr(array) -> int:
 # {{{ export
 
 
+def _export_stream(array):
+    handle = array_stream(array)
+    if handle:
+        return _protocol_stream(handle)
+    return None if _dl.stream_idle(None) else _LEGACY_STREAM
+
+
 def cuda_array_interface(array) -> dict:
     """Version 3 of the CUDA Array Interface: ``stream`` is the stream the consumer must order
-    its work after; None for the legacy default stream, as PyCUDA gives it (PyCUDA's
-    test_gpuarray_cai asserts it). The protocol's None means "no synchronization needed", which
-    holds for legacy-stream work and every consumer stream made without
-    CU_STREAM_NON_BLOCKING (they wait for the legacy stream by themselves)."""
+    its work after. For an array whose last work ran on the legacy default stream, that is 1
+    while the legacy stream still has work in flight (a consumer on a CU_STREAM_NON_BLOCKING
+    stream would otherwise read before the write lands), and None, the protocol's "no
+    synchronization needed", once it is idle, as PyCUDA gives it for an array just copied in
+    (PyCUDA's test_gpuarray_cai asserts None)."""
     dtype = array.dtype
     shape = tuple(int(n) for n in array.shape)
     strides = _byte_strides(array)
@@ -147,7 +155,7 @@ def cuda_array_interface(array) -> dict:
         # CuPy wraps a null pointer with strides as foreign memory it cannot place on a device
         # ("UnownedMemory requires explicit device ID"), where None gives an empty array.
         "strides": strides if array.size != 0 else None,
-        "stream": array_stream(array) or None,
+        "stream": _export_stream(array),
         "version": 3,
     }
 

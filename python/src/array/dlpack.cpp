@@ -300,6 +300,21 @@ void stream_wait(py::handle producer_obj, py::handle consumer_obj) {
   check(r, routine);
 }
 
+// Whether `stream_obj` (as to_stream takes it; None: the legacy default stream) has no work in
+// flight (cuStreamQuery). true where no context is current: there is no stream of this thread's
+// to ask, and a consumer must make the array's context current before it can use the memory.
+bool stream_idle(py::handle stream_obj) {
+  CUstream s = to_stream(stream_obj);
+  if (context::current() == nullptr)
+    return true;
+  const CUresult r = ::cuplug::detail::entry(driver().cuStreamQuery, "cuStreamQuery")(
+      s == nullptr ? CU_STREAM_LEGACY : s);
+  if (r == CUDA_ERROR_NOT_READY)
+    return false;
+  check(r, "cuStreamQuery");
+  return true;
+}
+
 void init_dlpack(py::module_ &m) {
   py::module_ d = m.def_submodule("_dlpack", "DLPack capsules and stream hand-over (interop.py)");
   d.attr("MAJOR_VERSION") = major_version;
@@ -342,6 +357,9 @@ void init_dlpack(py::module_ &m) {
   d.def("stream_wait", &stream_wait, py::arg("producer"), py::arg("consumer"),
         "Later work on `consumer` waits for what `producer` has so far (event; host not "
         "blocked). Same stream (None, 0 and 1 all the legacy default): nothing to do.");
+  d.def("stream_idle", &stream_idle, py::arg("stream"),
+        "Whether the stream (None: the legacy default) has no work in flight (cuStreamQuery); "
+        "True where no context is current.");
   d.def(
       "stream_handle",
       [](py::handle stream) { return reinterpret_cast<std::uintptr_t>(to_stream(stream)); },

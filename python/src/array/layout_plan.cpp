@@ -45,24 +45,30 @@ void check_broadcasts_to(const std::vector<plan_operand> &ops,
   }
 }
 
-// The shape all vectors broadcast to, as NumPy makes it.
+// The shape all vectors broadcast to, as NumPy makes it: the operands read first, then the
+// written ones, so that an output which does not fit what is read is named as the output at fault
+// (output_shape_error), whatever its place among the arguments.
 std::vector<long long> broadcast_shape(const std::vector<plan_operand> &ops) {
   std::vector<long long> shape;
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    const plan_operand &op = ops[k];
-    if (!op.vector)
-      continue;
-    if (op.ndim > static_cast<int>(shape.size()))
-      shape.insert(shape.begin(), op.ndim - shape.size(), 1);
-    for (int d = 0; d < op.ndim; ++d) {
-      long long &s = shape[shape.size() - op.ndim + d];
-      const long long e = op.shape[d];
-      if (s == e || e == 1)
+  for (const bool written : {false, true}) {
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const plan_operand &op = ops[k];
+      if (!op.vector || op.written != written)
         continue;
-      if (s == 1)
-        s = e;
-      else
-        throw broadcast_error{k};
+      if (op.ndim > static_cast<int>(shape.size()))
+        shape.insert(shape.begin(), op.ndim - shape.size(), 1);
+      for (int d = 0; d < op.ndim; ++d) {
+        long long &s = shape[shape.size() - op.ndim + d];
+        const long long e = op.shape[d];
+        if (s == e || e == 1)
+          continue;
+        if (s == 1)
+          s = e;
+        else if (written)
+          throw output_shape_error{k};
+        else
+          throw broadcast_error{k};
+      }
     }
   }
   return shape;

@@ -464,6 +464,24 @@ def test_stream_hand_over_waits_only_across_streams(ctx, fake):
     assert interop.array_stream(a) == s.handle
 
 
+@pytest.mark.gpu
+def test_cuda_array_interface_asks_to_wait_only_while_the_legacy_stream_is_busy(ctx, fake):
+    import cuplug.driver as drv
+
+    CUDA_ERROR_NOT_READY = 600
+    mem = drv.mem_alloc(16)
+    a = MiniArray(np.zeros(4, np.float32), int(mem))
+    assert a.__cuda_array_interface__["stream"] is None  # idle: PyCUDA's None
+    fake.fail_next("cuStreamQuery", CUDA_ERROR_NOT_READY)
+    assert a.__cuda_array_interface__["stream"] == 1  # work in flight: wait on the legacy stream
+    fake.fail_next("cuStreamQuery", 1)  # CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(drv.LogicError, match="cuStreamQuery"):
+        a.__cuda_array_interface__
+    s = drv.Stream()
+    a._stream = s
+    assert a.__cuda_array_interface__["stream"] == s.handle
+
+
 def test_stream_handles():
     assert interop.stream_handle(None) == 0
     assert interop.stream_handle(0x1234) == 0x1234

@@ -222,6 +222,12 @@ def test_errors_name_shapes_dtypes_and_arguments():
     small = GPUArray((4,), np.float32, gpudata=BASE)
     with pytest.raises(ValueError, match="output 'z' of shape \\(4,\\) float32"):
         core.plan(small, a, a)
+    # An output that does not even broadcast against the inputs is named as the output at fault,
+    # wherever it stands among the arguments (cumath.sin(x, out=wrong) reads like this).
+    long = GPUArray((1000,), np.float32, gpudata=BASE)
+    unfit = GPUArray((3,), np.float32, gpudata=BASE)
+    with pytest.raises(ValueError, match=r"output 'z' of shape \(3,\) float32 does not match"):
+        core.plan(unfit, long, long)
     odd = GPUArray((3,), np.float32, gpudata=BASE, strides=(6,))
     with pytest.raises(ValueError, match="not whole elements"):
         core.plan(GPUArray((3,), np.float32, gpudata=BASE), odd, odd)
