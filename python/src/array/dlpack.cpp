@@ -307,8 +307,8 @@ bool stream_idle(py::handle stream_obj) {
   CUstream s = to_stream(stream_obj);
   if (context::current() == nullptr)
     return true;
-  const CUresult r = ::cuplug::detail::entry(driver().cuStreamQuery, "cuStreamQuery")(
-      s == nullptr ? CU_STREAM_LEGACY : s);
+  const CUresult r = ::cuplug::detail::entry(driver().cuStreamQuery,
+                                             "cuStreamQuery")(s == nullptr ? CU_STREAM_LEGACY : s);
   if (r == CUDA_ERROR_NOT_READY)
     return false;
   check(r, "cuStreamQuery");

@@ -476,7 +476,7 @@ def test_cuda_array_interface_asks_to_wait_only_while_the_legacy_stream_is_busy(
     assert a.__cuda_array_interface__["stream"] == 1  # work in flight: wait on the legacy stream
     fake.fail_next("cuStreamQuery", 1)  # CUDA_ERROR_INVALID_VALUE
     with pytest.raises(drv.LogicError, match="cuStreamQuery"):
-        a.__cuda_array_interface__
+        _ = a.__cuda_array_interface__
     s = drv.Stream()
     a._stream = s
     assert a.__cuda_array_interface__["stream"] == s.handle
