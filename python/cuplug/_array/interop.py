@@ -132,16 +132,19 @@ def _export_stream(array):
     handle = array_stream(array)
     if handle:
         return _protocol_stream(handle)
-    return None if _dl.stream_idle(None) else _LEGACY_STREAM
+    # Legacy-stream work: finished here, so that None ("no synchronization needed") is true for
+    # every consumer, CU_STREAM_NON_BLOCKING streams included. An idle stream costs one query.
+    _dl.stream_settle(None)
+    return None
 
 
 def cuda_array_interface(array) -> dict:
     """Version 3 of the CUDA Array Interface: ``stream`` is the stream the consumer must order
-    its work after. For an array whose last work ran on the legacy default stream, that is 1
-    while the legacy stream still has work in flight (a consumer on a CU_STREAM_NON_BLOCKING
-    stream would otherwise read before the write lands), and None, the protocol's "no
-    synchronization needed", once it is idle, as PyCUDA gives it for an array just copied in
-    (PyCUDA's test_gpuarray_cai asserts None)."""
+    its work after. For an array whose last work ran on the legacy default stream it is None, as
+    PyCUDA gives it (PyCUDA's test_gpuarray_cai asserts it), and the protocol's "no
+    synchronization needed" is made true first: work still in flight on the legacy stream is
+    waited for (a consumer on a CU_STREAM_NON_BLOCKING stream would otherwise read before a
+    pending write lands; even to_gpu's copy from pageable memory may still be in flight)."""
     dtype = array.dtype
     shape = tuple(int(n) for n in array.shape)
     strides = _byte_strides(array)

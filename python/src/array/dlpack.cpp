@@ -300,18 +300,22 @@ void stream_wait(py::handle producer_obj, py::handle consumer_obj) {
   check(r, routine);
 }
 
-// Whether `stream_obj` (as to_stream takes it; None: the legacy default stream) has no work in
-// flight (cuStreamQuery). true where no context is current: there is no stream of this thread's
-// to ask, and a consumer must make the array's context current before it can use the memory.
-bool stream_idle(py::handle stream_obj) {
+// Waits, the GIL released, until `stream_obj` (as to_stream takes it; None: the legacy default
+// stream) has no work in flight; true where there was some (cuStreamQuery said not ready, then
+// cuStreamSynchronize). Nothing to do where no context is current: there is no stream of this
+// thread's to ask, and a consumer must make the array's context current before it can use it.
+bool stream_settle(py::handle stream_obj) {
   CUstream s = to_stream(stream_obj);
   if (context::current() == nullptr)
-    return true;
-  const CUresult r = ::cuplug::detail::entry(driver().cuStreamQuery,
-                                             "cuStreamQuery")(s == nullptr ? CU_STREAM_LEGACY : s);
-  if (r == CUDA_ERROR_NOT_READY)
     return false;
-  check(r, "cuStreamQuery");
+  if (s == nullptr)
+    s = CU_STREAM_LEGACY;
+  const CUresult r = ::cuplug::detail::entry(driver().cuStreamQuery, "cuStreamQuery")(s);
+  if (r != CUDA_ERROR_NOT_READY) {
+    check(r, "cuStreamQuery");
+    return false;
+  }
+  CUPLUG_CALL_NOGIL(cuStreamSynchronize, s);
   return true;
 }
 
@@ -357,9 +361,9 @@ void init_dlpack(py::module_ &m) {
   d.def("stream_wait", &stream_wait, py::arg("producer"), py::arg("consumer"),
         "Later work on `consumer` waits for what `producer` has so far (event; host not "
         "blocked). Same stream (None, 0 and 1 all the legacy default): nothing to do.");
-  d.def("stream_idle", &stream_idle, py::arg("stream"),
-        "Whether the stream (None: the legacy default) has no work in flight (cuStreamQuery); "
-        "True where no context is current.");
+  d.def("stream_settle", &stream_settle, py::arg("stream"),
+        "Waits (GIL released) until the stream (None: the legacy default) has no work in "
+        "flight; True where it had some. Nothing to do where no context is current.");
   d.def(
       "stream_handle",
       [](py::handle stream) { return reinterpret_cast<std::uintptr_t>(to_stream(stream)); },

@@ -465,21 +465,26 @@ def test_stream_hand_over_waits_only_across_streams(ctx, fake):
 
 
 @pytest.mark.gpu
-def test_cuda_array_interface_asks_to_wait_only_while_the_legacy_stream_is_busy(ctx, fake):
+def test_cuda_array_interface_finishes_legacy_stream_work_before_it_says_none(ctx, fake):
     import cuplug.driver as drv
 
     CUDA_ERROR_NOT_READY = 600
     mem = drv.mem_alloc(16)
     a = MiniArray(np.zeros(4, np.float32), int(mem))
-    assert a.__cuda_array_interface__["stream"] is None  # idle: PyCUDA's None
+    fake.fail_next("cuStreamSynchronize", 1)  # armed: shows whether the export waits
+    assert a.__cuda_array_interface__["stream"] is None  # idle: no wait, PyCUDA's None
     fake.fail_next("cuStreamQuery", CUDA_ERROR_NOT_READY)
-    assert a.__cuda_array_interface__["stream"] == 1  # work in flight: wait on the legacy stream
+    with pytest.raises(drv.LogicError, match="cuStreamSynchronize"):
+        _ = a.__cuda_array_interface__  # work in flight: the export waits for it
+    fake.clear_faults()
+    fake.fail_next("cuStreamQuery", CUDA_ERROR_NOT_READY)
+    assert a.__cuda_array_interface__["stream"] is None  # ... then says None
     fake.fail_next("cuStreamQuery", 1)  # CUDA_ERROR_INVALID_VALUE
     with pytest.raises(drv.LogicError, match="cuStreamQuery"):
         _ = a.__cuda_array_interface__
     s = drv.Stream()
     a._stream = s
-    assert a.__cuda_array_interface__["stream"] == s.handle
+    assert a.__cuda_array_interface__["stream"] == s.handle  # the consumer waits, not the host
 
 
 def test_stream_handles():
