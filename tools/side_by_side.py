@@ -109,8 +109,21 @@ def main(argv: list[str]) -> int:
     base = {k: v for k, v in os.environ.items() if not k.startswith("CUPLUG_PYCUDA")}
     path = base.get("PYTHONPATH", "")
     real_env = dict(base, PYTHONPATH=os.pathsep.join(p for p in (real_site, deps, path) if p))
-    # Real PyCUDA must not be importable here: only the alias answers `import pycuda`.
-    cuplug_env = dict(base, PYTHONPATH=os.pathsep.join(p for p in (path, deps) if p))
+    # Real PyCUDA must not be importable here: only the alias answers `import pycuda`. cuplug is on
+    # PYTHONPATH from a build tree, where site does not read the package's .pth file as it does
+    # in an installed site-packages: a sitecustomize reads it, so that processes the suite starts
+    # itself (multiprocessing's spawn children: pyvkfft's systematic tests) get the alias too,
+    # through CUPLUG_PYCUDA=1, which the pytest plugin sets.
+    alias_site = out / "alias-site"
+    alias_site.mkdir(exist_ok=True)
+    pth = pathlib.Path(__file__).resolve().parent.parent / "python" / "cuplug_pycuda_alias.pth"
+    (alias_site / "cuplug_pycuda_alias.pth").write_text(pth.read_text())
+    (alias_site / "sitecustomize.py").write_text(
+        "import os, site\nsite.addsitedir(os.path.dirname(os.path.abspath(__file__)))\n"
+    )
+    cuplug_env = dict(
+        base, PYTHONPATH=os.pathsep.join(p for p in (str(alias_site), path, deps) if p)
+    )
     real, real_cut = run(out, f"{name}-pycuda", real_env, tests, extra)
     ours, ours_cut = run(
         out, f"{name}-cuplug", cuplug_env, tests, [*extra, "-p", "cuplug.compat.pycuda"]
