@@ -28,7 +28,7 @@ def start(module_globals: dict, primary: bool) -> None:
     def finish_up():
         ctx = module_globals.get("context")
         # Pop only our own context: at exit, a stack the program left otherwise is not an error.
-        if ctx is not None and _core.Context.get_current() == ctx:
+        if ctx is not None and _core.Context.get_current(adopt=True) == ctx:
             ctx.pop()
         module_globals["context"] = None
         clear_context_caches()

@@ -2,8 +2,9 @@
 
 Devices, contexts, streams, events, memory, copies, modules and kernel launch, with PyCUDA's
 names, signatures, exception classes and messages. What goes beyond PyCUDA: ``with ctx:``,
-contexts other libraries made current are used (Context.get_current() adopts them), objects are
-usable from any thread (their context is pushed for the call), ``Stream(priority=...)``,
+contexts other libraries made current are used (``Context.get_current(adopt=True)`` returns
+them; plain ``get_current()`` is PyCUDA's, this thread's stack only), objects are usable from
+any thread (their context is pushed for the call), ``Stream(priority=...)``,
 ``Stream.__cuda_stream__``, ``Event.handle``, and no abort at exit with contexts left pushed.
 
 The namespace is listed here name by name (``__all__``): the extension's names come from

@@ -15,7 +15,7 @@ LogicError = _core.LogicError
 
 def current_context():
     try:
-        return _core.Context.get_current()
+        return _core.Context.get_current(adopt=True)
     except _core.Error:
         return None  # no driver, or it failed to start: compiling may still work with an arch
 
@@ -32,7 +32,9 @@ def load_module(result):
     programs of one source and runs both, which only works with a module each (PyCUDA's way)."""
     ctx = current_context()
     if ctx is None:
-        ctx = _core.Context.get_current()  # raises the driver's error when there is no driver
+        ctx = _core.Context.get_current(
+            adopt=True
+        )  # raises the driver's error when there is no driver
     if ctx is None:
         raise LogicError(
             "cuplug.compiler: cannot load a module: there is no current context "

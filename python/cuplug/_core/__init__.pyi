@@ -3572,9 +3572,14 @@ class Context:
         The current context's preferred L1 / shared memory split, a func_cache.
         """
     @staticmethod
-    def get_current() -> Context:
+    def get_current(adopt: bool = False) -> Context:
         """
-        The top of this thread's context stack; if that is empty, the context another library made current (adopted); None if there is none.
+        The top of this thread's context stack, None if it is empty (as PyCUDA: code that pops until get_current() is None pops only its own contexts).
+        
+        Parameters
+        ----------
+        adopt : bool
+            If the stack is empty, return the context another library made current (CuPy, PyTorch), adopted: the one cuplug's operations then run in.
         """
     @staticmethod
     def get_device() -> Device:

@@ -5,7 +5,7 @@ DLPack capsules and stream hand-over (interop.py)
 from __future__ import annotations
 import typing
 import typing_extensions
-__all__: list[str] = ['FLAG_IS_COPIED', 'FLAG_READ_ONLY', 'Imported', 'MAJOR_VERSION', 'MINOR_VERSION', 'export_capsule', 'pointer_device', 'pointer_range', 'stream_handle', 'stream_wait']
+__all__: list[str] = ['FLAG_IS_COPIED', 'FLAG_READ_ONLY', 'Imported', 'MAJOR_VERSION', 'MINOR_VERSION', 'export_capsule', 'pointer_device', 'pointer_range', 'stream_handle', 'stream_settle', 'stream_wait']
 class Imported:
     """
     A tensor taken from a DLPack capsule (the capsule is renamed 'used_...'); the producer's deleter runs at release() or when this object goes.
@@ -65,6 +65,10 @@ def pointer_range(ptr: typing.SupportsInt | typing.SupportsIndex, what: str) -> 
 def stream_handle(stream: typing.Any) -> int:
     """
     The CUstream of anything to_stream takes, as an int (None: 0).
+    """
+def stream_settle(stream: typing.Any) -> bool:
+    """
+    Waits (GIL released) until the stream (None: the legacy default) has no work in flight; True where it had some. Nothing to do where no context is current.
     """
 def stream_wait(producer: typing.Any, consumer: typing.Any) -> None:
     """

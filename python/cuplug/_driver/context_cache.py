@@ -72,7 +72,7 @@ def entries(ctx) -> dict:
 def current():
     """(current Context, its dict); (None, None) when no context is current."""
     try:
-        ctx = _core.Context.get_current()
+        ctx = _core.Context.get_current(adopt=True)
     except _core.Error:
         return None, None  # no driver, or it failed to start
     if ctx is None:

@@ -55,7 +55,7 @@ def context_dependent_memoize(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         cache_key = (args, frozenset(kwargs.items())) if kwargs else (args,)
-        tables = context_cache.per_object(_core.Context.get_current(), _MEMOIZED)
+        tables = context_cache.per_object(_core.Context.get_current(adopt=True), _MEMOIZED)
         results = tables.get(func)
         if results is None:
             results = tables[func] = {}

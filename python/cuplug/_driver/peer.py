@@ -33,7 +33,7 @@ def as_context(where) -> _core.Context:
         raise TypeError(
             f"expected a Device, a device ordinal or a Context, got {type(where).__name__}"
         )
-    current = _core.Context.get_current()
+    current = _core.Context.get_current(adopt=True)
     if current is not None and current.device.ordinal == ordinal:
         return current
     with _lock:
@@ -85,7 +85,7 @@ def _reach(dest_context, src_context) -> None:
     names them."""
     current = None
     if dest_context is None or src_context is None:
-        current = _core.Context.get_current()
+        current = _core.Context.get_current(adopt=True)
     dc = current if dest_context is None else dest_context
     sc = current if src_context is None else src_context
     if isinstance(dc, _core.Context) and isinstance(sc, _core.Context):

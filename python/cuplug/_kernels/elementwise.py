@@ -444,7 +444,9 @@ class ElementwiseKernel:
             The module, its prepared kernel and its full argument list.
         """
         # One per live context and form, gone with the context (context_cache) or this kernel.
-        mine = context_cache.per_object(_core.Context.get_current(), "ElementwiseKernel range")
+        mine = context_cache.per_object(
+            _core.Context.get_current(adopt=True), "ElementwiseKernel range"
+        )
         forms = mine.get(self)
         if forms is None:
             forms = mine[self] = {}

@@ -113,7 +113,7 @@ class ReductionKernel:
         self._functions_for_current_context()  # PyCUDA compiles eagerly: errors show here
 
     def _functions_for_current_context(self):
-        ctx = _core.Context.get_current()
+        ctx = _core.Context.get_current(adopt=True)
         # Per live context (context_cache): they go with it, and with this kernel.
         mine = context_cache.per_object(ctx, "ReductionKernel")
         entry = mine.get(self)

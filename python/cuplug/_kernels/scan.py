@@ -72,7 +72,7 @@ class _Module:
         self.keep = keep
 
     def functions(self):
-        ctx = _core.Context.get_current()
+        ctx = _core.Context.get_current(adopt=True)
         mine = context_cache.per_object(ctx, "scan")
         entry = mine.get(self)
         if entry is None:

@@ -60,7 +60,7 @@ def _default_table(table, count, dtype, width):
     the Sobol generators' prepare kernels: one per live context, gone with it (context_cache)."""
     rows = min(int(count), _SOBOL_DIMENSIONS)
     return context_cache.lookup(
-        _core.Context.get_current(),
+        _core.Context.get_current(adopt=True),
         ("sobol table", table, rows),
         lambda: _table(table, rows, dtype, width),
     )

@@ -24,7 +24,7 @@ def _backend():
 
 def _current_context():
     try:
-        return _drv.Context.get_current()
+        return _drv.Context.get_current(adopt=True)
     except _drv.Error:
         return None
 

@@ -17,7 +17,7 @@ device = context.get_device()
 
 def _finish_up():
     global context
-    if context is not None and cuda.Context.get_current() == context:
+    if context is not None and cuda.Context.get_current(adopt=True) == context:
         context.pop()
     context = None
     clear_context_caches()

@@ -121,7 +121,7 @@ class Window:
             raise ValueError(f"pixel_dtype {self.pixel_dtype}: use numpy.uint8 or numpy.float32")
         self._own_context = None
         self.interop = bool(interop)
-        if self.interop and _drv.Context.get_current() is None:
+        if self.interop and _drv.Context.get_current(adopt=True) is None:
             from cuplug._auto import _retain_primary_context
             from cuplug.tools import make_default_context
 
@@ -368,7 +368,7 @@ class Window:
         canvas, self._canvas = getattr(self, "_canvas", None), None
         del canvas
         if self._own_context is not None:
-            if _drv.Context.get_current() == self._own_context:
+            if _drv.Context.get_current(adopt=True) == self._own_context:
                 _drv.Context.pop()
             self._own_context = None
 

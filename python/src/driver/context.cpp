@@ -330,6 +330,11 @@ context_ptr context::current() {
   return handle == nullptr ? nullptr : adopt(handle);
 }
 
+context_ptr context::stacked() {
+  auto &st = stack();
+  return live_top(st) != nullptr ? st.back() : nullptr;
+}
+
 context_ptr context::current_or_throw(const char *routine) {
   context_ptr ctx = current();
   if (!ctx)

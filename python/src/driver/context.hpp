@@ -45,6 +45,9 @@ public:
   // Top of this thread's stack; if the stack is empty, the driver's current context (adopted),
   // so contexts made current by other libraries (PyTorch, CuPy) are used, not ignored.
   static context_ptr current();
+  // The calling thread's stack top only (PyCUDA's Context.get_current()): null when the stack is
+  // empty, also where another library made a context current.
+  static context_ptr stacked();
   // current(), or LogicError "<routine> failed: invalid device context - no currently active
   // context?" when there is none.
   static context_ptr current_or_throw(const char *routine = "explicit_context_dependent");

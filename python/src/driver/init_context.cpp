@@ -45,9 +45,14 @@ void init_context(py::module_ &m) {
           "synchronize", [] { CUPLUG_CALL_NOGIL(cuCtxSynchronize, nullptr); },
           "Waits until the current context's work is done.")
       .def_static(
-          "get_current", [] { return context::current(); },
-          "The top of this thread's context stack; if that is empty, the context another library "
-          "made current (adopted); None if there is none.")
+          "get_current", [](bool adopt) { return adopt ? context::current() : context::stacked(); },
+          py::arg("adopt") = false,
+          "The top of this thread's context stack, None if it is empty (as PyCUDA: code that "
+          "pops until get_current() is None pops only its own contexts).\n\n"
+          "Parameters\n----------\n"
+          "adopt : bool\n"
+          "    If the stack is empty, return the context another library made current (CuPy, "
+          "PyTorch), adopted: the one cuplug's operations then run in.")
       .def_static(
           "set_limit",
           [](int limit, size_t value) {
