@@ -107,8 +107,10 @@ run_watched() {
       timeout 20 py-spy dump --native --pid "$p" 2>&1
     elif command -v gdb >/dev/null; then
       timeout 30 gdb -p "$p" -batch -ex 'thread apply all bt 30' 2>&1 | grep -E '^(Thread|#)'
-    elif command -v cuda-gdb >/dev/null && [ "$p" != "$pid" ] && [ $((dumped++)) -lt 3 ]; then
-      # the first three processes under the top one (pytest's workers, ctest's tests)
+    elif command -v cuda-gdb >/dev/null && { [ "$p" != "$pid" ] || grep -q pytest "/proc/$p/cmdline"; } &&
+      [ $((dumped++)) -lt 4 ]; then
+      # pytest itself (its xdist controller hung in a garbage collection at exit on the H100)
+      # and the first processes under the top one (pytest's workers, ctest's tests)
       timeout 40 cuda-gdb -p "$p" -batch -ex 'thread apply all bt 30' 2>&1 | grep -E '^(Thread|#)'
     else
       grep -H . /proc/"$p"/task/*/wchan 2>/dev/null
