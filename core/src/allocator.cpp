@@ -67,10 +67,10 @@ void allocator::deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) n
     do_deallocate(ptr, bytes, stream);
   } catch (const std::exception &e) {
     ++failures_;
-    log_warning(free_failure(backend_name(), bytes, ptr) + ": " + e.what());
+    log_warning(log_component::memory, free_failure(backend_name(), bytes, ptr) + ": " + e.what());
   } catch (...) {
     ++failures_;
-    log_warning(free_failure(backend_name(), bytes, ptr));
+    log_warning(log_component::memory, free_failure(backend_name(), bytes, ptr));
   }
 }
 

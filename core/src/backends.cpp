@@ -88,9 +88,10 @@ plugin_ptr<plugin_object> resolve_current(plugin_kind kind, unsigned long genera
     }
   }
   plugin_ptr<plugin_object> object = backend(kind, chosen.name);
-  if (log_enabled(log_level::debug))
-    log(log_level::debug, std::string(to_string(kind)) + " backend '" + printable(chosen.name) +
-                              "' (selected by " + printable(chosen.origin) + ")");
+  if (log_enabled(log_component::plugins, log_level::debug))
+    log(log_component::plugins, log_level::debug,
+        std::string(to_string(kind)) + " backend '" + printable(chosen.name) + "' (selected by " +
+            printable(chosen.origin) + ")");
   // The selection replaced, destroyed after the lock is released: a Python-defined backend's
   // destructor runs Python code, which may let the GIL go to a thread waiting for this lock.
   resolved replaced;

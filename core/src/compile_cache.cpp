@@ -8,11 +8,13 @@
 #include <cuplug/errors.hpp>
 #include <cuplug/log.hpp>
 #include <cuplug/options.hpp>
+#include <cuplug/printable.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <list>
@@ -52,6 +54,34 @@ std::string image_key(const std::string &request_key, const recorded_inputs *inp
     }
   }
   return h.hex();
+}
+
+// A compile in a log line: the source's name and the request key's first 12 digits (the name of
+// its disk entry starts with them).
+std::string describe(const cache_request &request, const std::string &request_key) {
+  const compile_request &req = request.request();
+  return printable(req.source_name) + " [" + request_key.substr(0, 12) + "]";
+}
+
+std::string milliseconds_since(long long started_ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", static_cast<double>(now_ns() - started_ns) / 1e6);
+  return text;
+}
+
+// Passes a compile line on at once: the callers hold no lock (compile_cache::compile's
+// contract), so the sink may wait for Python's GIL rather than queue the line until the compile
+// returns, which would leave a long compile silent until it has ended.
+void say(log_level level, const std::string &message) noexcept {
+  log_unlocked now;
+  log(log_component::compile, level, message);
+}
+
+// Whether such a line is wanted, asked the same way (a sink without the GIL would otherwise go by
+// the level it saw last).
+bool wanted(log_level level) noexcept {
+  log_unlocked now;
+  return log_enabled(log_component::compile, level);
 }
 } // namespace
 
@@ -165,6 +195,7 @@ std::size_t compile_cache::max_disk_bytes() {
 }
 
 std::shared_ptr<const cache_result> compile_cache::find(const cache_request &request) {
+  const long long started = now_ns();
   std::shared_ptr<const recorded_inputs> inputs;
   std::shared_ptr<const cache_result> result;
   {
@@ -181,6 +212,12 @@ std::shared_ptr<const cache_result> compile_cache::find(const cache_request &req
   }
   if (!result || !inputs_unchanged(*inputs))
     return nullptr;
+  // Debug, not info: a memory hit costs microseconds and comes with every repeated
+  // SourceModule or generated kernel, so at info it would drown the compiles that cost time.
+  if (log_enabled(log_component::compile, log_level::debug))
+    log(log_component::compile, log_level::debug,
+        describe(request, compile_cache_key(request)) + " found in " + milliseconds_since(started) +
+            " (cache: memory hit)");
   return result;
 }
 
@@ -193,6 +230,7 @@ cache_result compile_cache::compile(const cache_request &request, const cache_po
     if (auto hit = find(request))
       return *hit;
   }
+  const long long called = now_ns();
   cache_result out;
   const std::string request_key = compile_cache_key(request);
 
@@ -218,14 +256,34 @@ cache_result compile_cache::compile(const cache_request &request, const cache_po
       out.image = std::make_shared<const compiled_image>(std::move(e.image));
       out.hit = cache_hit::disk;
       inputs = std::make_shared<recorded_inputs>(std::move(e.inputs));
-      if (log_enabled(log_level::debug))
-        log(log_level::debug,
-            "compile cache: disk hit " + request_key + " (" + req.source_name + ")");
+      // Debug, as a memory hit: reading an entry takes about a millisecond, and a program with
+      // many generated kernels would print a line for each of them on every run.
+      if (wanted(log_level::debug))
+        say(log_level::debug, describe(request, request_key) + " loaded in " +
+                                  milliseconds_since(called) + " (cache: disk hit)");
     }
   }
   if (!out.image) {
+    // Info: the compiler runs, which takes from a fraction of a second to minutes; this line is
+    // what a user watching a silent program looks for.
+    const bool say_info = wanted(log_level::info);
+    const std::string what = say_info ? describe(request, request_key) : std::string();
+    if (say_info)
+      say(log_level::info, "compiling " + what + " with " +
+                               printable(request.backend().backend_name()) + " for " +
+                               (req.arch.empty() ? std::string("the backend's default architecture")
+                                                 : printable(req.arch)) +
+                               ", " + to_string(req.target));
     const long long started = now_ns();
-    auto image = std::make_shared<const compiled_image>(request.backend().compile(req));
+    std::shared_ptr<const compiled_image> image;
+    try {
+      image = std::make_shared<const compiled_image>(request.backend().compile(req));
+    } catch (...) {
+      if (say_info)
+        say(log_level::info, "compiling " + what + " failed after " + milliseconds_since(started) +
+                                 " (cache: nothing stored)");
+      throw;
+    }
     out.image = image;
     out.hit = cache_hit::none;
     if (use_memory || store) {
@@ -234,12 +292,8 @@ cache_result compile_cache::compile(const cache_request &request, const cache_po
         inputs = std::move(recorded);
     }
     out.key = image_key(request_key, inputs.get(), *image);
-    if (log_enabled(log_level::debug))
-      log(log_level::debug, "compile cache: compiled " + request_key + " (" + req.source_name +
-                                ") " +
-                                (store && inputs ? "and stored it"
-                                 : !inputs ? "without storing it: its inputs were not recorded"
-                                           : "in memory only"));
+    const std::string compiled_in = milliseconds_since(started);
+    bool on_disk = false;
     if (store && inputs) {
       cache_entry e{*image, out.key, *inputs};
       std::lock_guard<std::mutex> lock(store->mutex);
@@ -248,9 +302,20 @@ cache_result compile_cache::compile(const cache_request &request, const cache_po
         store->write_warned = true;
         out.warning = "cuplug: could not store a compiled kernel in the cache: " + err;
       }
-      if (err.empty())
+      on_disk = err.empty();
+      if (on_disk)
         store->evict(max_disk_bytes(), request_key);
     }
+    const char *where = !use_memory && !store   ? "not stored: the cache is off"
+                        : !inputs               ? "not stored: its inputs were not recorded"
+                        : on_disk && use_memory ? "stored on disk and in memory"
+                        : on_disk               ? "stored on disk"
+                        : use_memory            ? "kept in memory only"
+                                                : "not stored: the disk entry could not be written";
+    // After the disk store's lock is released.
+    if (say_info)
+      say(log_level::info,
+          "compiled " + what + " in " + compiled_in + " (cache: compiled, " + where + ")");
   }
   if (use_memory && inputs) {
     auto stored = std::make_shared<cache_result>(out);

@@ -149,9 +149,10 @@ struct registry::impl {
   void ensure_scanned(registry &self);
 
   plugin_candidate &record(plugin_candidate c) {
-    if (log_enabled(log_level::debug))
-      log(log_level::debug, "plugin candidate " + printable(c.path) + ": " + to_string(c.outcome) +
-                                (c.reason.empty() ? "" : " (" + c.reason + ")"));
+    if (log_enabled(log_component::plugins, log_level::debug))
+      log(log_component::plugins, log_level::debug,
+          "plugin candidate " + printable(c.path) + ": " + to_string(c.outcome) +
+              (c.reason.empty() ? "" : " (" + c.reason + ")"));
     auto it = candidate_index.find(c.path);
     if (it != candidate_index.end())
       return candidates[it->second] = std::move(c);

@@ -261,9 +261,10 @@ nvrtc_compiler::nvrtc_compiler(const options &opts) {
   if (std::string why =
           keep_nvrtc_off_interrupt_signals(reinterpret_cast<const void *>(&nvrtcCompileProgram));
       !why.empty())
-    log_warning("nvrtc: Ctrl-C or SIGTERM while NVRTC parses a source will end the process (its "
+    log_warning(log_component::compile,
+                "nvrtc: Ctrl-C or SIGTERM while NVRTC parses a source will end the process (its "
                 "handlers replace the process's for the compile): " +
-                why);
+                    why);
 }
 
 std::vector<std::string>

@@ -44,6 +44,11 @@ from ._public import public_dir as _public_dir  # noqa: E402
 
 _toolkit.export_wheel_roots()
 
+# CUPLUG_LOG's levels and stderr handler, before the extension logs anything (plugin discovery).
+from . import _log  # noqa: E402
+
+_log.configure()
+
 # After the version, so that a failing import of the extension still leaves it readable.
 from . import _core, config, plugins  # noqa: E402  (_core does not open the driver)
 

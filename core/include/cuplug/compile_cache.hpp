@@ -94,10 +94,13 @@ public:
   static compile_cache &instance();
 
   // The in-memory entry for a request seen before, or null. Touches the file system only to
-  // re-check (stat) what the compile read; a changed file is a miss.
+  // re-check (stat) what the compile read; a changed file is a miss. A hit is logged (debug).
   std::shared_ptr<const cache_result> find(const cache_request &request);
 
   // Memory, then disk, then the compiler (storing in both). Throws what the compiler throws.
+  // Logs (component compile) an info line when the compiler starts and one when it ends, with
+  // the duration and what was stored; a cache hit is one debug line. The caller must hold no
+  // lock: the start line is passed on at once (log_unlocked), which may wait for Python's GIL.
   cache_result compile(const cache_request &request, const cache_policy &policy = {});
 
   // Checks (and creates) a cache root; "" = the default root.

@@ -169,7 +169,7 @@ def fatbin_backend():
             f"({e}); install the CUDA toolkit's nvcc, or ask for target='cubin' (one "
             "architecture) or 'ptx' (any newer one)"
         ) from None
-    logging.getLogger("cuplug").info(
+    logging.getLogger("cuplug.compile").info(
         "compile(target='fatbin'): NVRTC cannot produce a fatbin; compiling with nvcc"
     )
     return "nvcc"

@@ -16,7 +16,7 @@ import pytest
 
 import cuplug._kernels.cargs as cargs
 import cuplug.driver as cuda
-from cuplug import _core, tools
+from cuplug import _core, _log, tools
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[3] / "python" / "cuplug"
 
@@ -291,7 +291,8 @@ def test_every_public_extension_name_has_a_home():
 ROOT = PACKAGE.parents[1]
 # Where error messages, docstrings and docs name cuplug's Python objects.
 NAMED_IN = ["python/src", "python/cuplug", "core/src", "plugins", "docs", "README.md"]
-NOT_PYTHON_NAMES = {"cuplug.toml"}  # the config file's name
+# The config file's name, and the loggers (cuplug.compile is a logger, not a module).
+NOT_PYTHON_NAMES = {"cuplug.toml", *(f"cuplug.{c}" for c in _log.COMPONENTS)}
 
 
 def _dotted_names() -> dict[str, str]:
