@@ -43,20 +43,37 @@ bool fallback_enabled(log_level level) noexcept { return level >= log_level::war
 
 bool python_alive() noexcept { return loggers[0] != nullptr && !interpreter_finalizing(); }
 
-// Asks the logger for its level; the GIL is held.
+// Clears the error a call into logging raised. Calling Python code runs the handlers of signals
+// that are pending (on the main thread): a Ctrl-C that arrives while a compile logs would raise
+// its KeyboardInterrupt inside logging, and clearing it there would lose it, so the compile the
+// user meant to stop would go on (the compile polls for the interrupt: init_compiler.cpp). The
+// interrupt is raised again at the next check for signals instead.
+void drop_logging_error() noexcept {
+  const bool interrupt = PyErr_ExceptionMatches(PyExc_KeyboardInterrupt) != 0;
+  PyErr_Clear();
+  if (interrupt)
+    PyErr_SetInterrupt();
+}
+
+// Asks the logger for its level; the GIL is held. An exception already set (the
+// KeyboardInterrupt that stopped a compile, which then logs its end) survives the call: Python
+// code must not run with it set, and clearing it would lose it.
 bool ask_logger(int i, log_level level) noexcept {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
   // By an interned name, not a new string per call: every memory hit of the compile cache asks.
   PyObject *r = PyObject_CallMethodObjArgs(loggers[i], get_effective_level, nullptr);
-  if (r == nullptr) {
-    PyErr_Clear();
-    return fallback_enabled(level);
+  long effective = -1;
+  if (r != nullptr) {
+    effective = PyLong_AsLong(r);
+    Py_DECREF(r);
   }
-  const long effective = PyLong_AsLong(r);
-  Py_DECREF(r);
-  if (effective == -1 && PyErr_Occurred()) {
-    PyErr_Clear();
+  const bool failed = r == nullptr || (effective == -1 && PyErr_Occurred());
+  if (failed)
+    drop_logging_error();
+  PyErr_Restore(type, value, traceback);
+  if (failed)
     return fallback_enabled(level);
-  }
   last_level[i].store(static_cast<int>(effective), std::memory_order_relaxed);
   return static_cast<int>(level) >= effective;
 }
@@ -84,7 +101,7 @@ void to_logger(log_component component, log_level level, const char *message) no
   PyObject *r = PyObject_CallMethod(loggers[index_of(component)], "log", "is",
                                     static_cast<int>(level), message);
   if (r == nullptr) {
-    PyErr_Clear();
+    drop_logging_error();
     std::fprintf(stderr, "%s\n", message);
   }
   Py_XDECREF(r);
