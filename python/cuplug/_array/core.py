@@ -12,6 +12,7 @@ from .geometry import LaunchGeometry
 from .indexing import IndexingMixin
 from .interop import ArrayInterop
 from .methods import MethodsMixin
+from .numpy_protocols import NumpyProtocolsMixin
 from .transfers import TransferMixin, to_gpu
 
 __all__ = ["ArrayFlags", "GPUArray", "PYCUDA_ATTRIBUTES"]
@@ -72,7 +73,14 @@ def _shadowing(name):
     return property(get, set, delete, _core._array.ArrayBase.__dict__[name].__doc__)
 
 
-class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._array.ArrayBase):
+class GPUArray(
+    TransferMixin,
+    IndexingMixin,
+    MethodsMixin,
+    ArrayInterop,
+    NumpyProtocolsMixin,
+    _core._array.ArrayBase,
+):
     """An n-dimensional array in device memory, PyCUDA's GPUArray with NumPy's semantics.
 
     ``GPUArray(shape, dtype, allocator=None, base=None, gpudata=None, strides=None, order="C")``:
@@ -89,9 +97,6 @@ class GPUArray(TransferMixin, IndexingMixin, MethodsMixin, ArrayInterop, _core._
     # elementwise factories' functions itself.
     _grid = LaunchGeometry(0)
     _block = LaunchGeometry(1)
-    # NumPy operators hand over to ours (x * gpuarray calls GPUArray.__rmul__) instead of
-    # converting the array element by element.
-    __array_ufunc__ = None
 
     def __init_subclass__(cls, **kwargs):
         """Subclasses may set PyCUDA's plain attributes (PYCUDA_ATTRIBUTES) as PyCUDA's allow;
