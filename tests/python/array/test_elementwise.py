@@ -155,7 +155,7 @@ def test_unknown_generator_keyword_is_a_type_error():
 
 
 def test_pycuda_array_modules_are_cuplugs(tmp_path):
-    from test_compat import run_python
+    from support.subprocesses import run_python
 
     out = run_python(
         """

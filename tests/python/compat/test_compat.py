@@ -2,31 +2,14 @@
 ahead of an installed PyCUDA, with clear errors for what cuplug lacks."""
 
 import os
-import subprocess
 import sys
-import textwrap
 
 import pytest
+from support.subprocesses import run_python
 
 import cuplug
 
 PACKAGE = os.path.dirname(cuplug.__file__)
-
-
-def run_python(code, tmp_path, **env):
-    full = dict(os.environ)
-    full.update({"CUPLUG_CONFIG": "", "HOME": str(tmp_path)})
-    full.update(env)
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=full,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def cuplug_modules():
