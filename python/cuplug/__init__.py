@@ -252,6 +252,7 @@ _LAZY_SUBMODULES: tuple[str, ...] = (
     "gl",
     "gpuarray",
     "memory",
+    "profiler",
     "random",
     "reduction",
     "scan",

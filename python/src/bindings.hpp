@@ -8,6 +8,7 @@ namespace py = pybind11;
 
 // Registration functions, one per file.
 void init_python_log(py::module_ &m); // support/python_log.cpp: the core log to `cuplug`
+void init_nvtx(py::module_ &m);       // support/init_nvtx.cpp: cuplug._core._nvtx
 // Passes on what the core logged while this thread ran without the GIL (call with the GIL).
 void flush_pending_log() noexcept;
 void init_errors(py::module_ &m);

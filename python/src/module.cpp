@@ -13,6 +13,7 @@ PYBIND11_MODULE(_core, m) {
   using namespace cuplug::python;
   m.doc() = "cuplug's C++ core: driver objects, memory, launch, backends";
   init_python_log(m);
+  init_nvtx(m);
   hooks::init_hooks(m); // _register_hooks: the package's modules hand theirs over at import
   init_errors(m);
   init_enums(m);

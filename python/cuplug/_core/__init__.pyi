@@ -11,6 +11,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
+from . import _nvtx
 from . import backends
 from . import _compiler
 from . import allocators

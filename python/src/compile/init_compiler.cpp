@@ -3,6 +3,7 @@
 #include "bindings.hpp"
 #include "driver/context.hpp"
 #include "support/convert.hpp"
+#include "support/nvtx_ranges.hpp"
 
 #include <cuplug/backends.hpp>
 #include <cuplug/compile_cache.hpp>
@@ -207,6 +208,7 @@ std::shared_ptr<cache_result> compile(const py_request &req, bool memory, bool d
   try {
     {
       py::gil_scoped_release nogil;
+      nvtx_range range{"cuplug compile"};
       out = std::make_shared<cache_result>(cache.compile(req.request, policy));
     }
     flush_pending_log();

@@ -4,6 +4,7 @@
 #include "driver/activation.hpp"
 #include "launch/arg_packer.hpp"
 #include "launch/module.hpp"
+#include "support/nvtx_ranges.hpp"
 
 #include <optional>
 #include <string>
@@ -54,6 +55,7 @@ public:
   // module's context when the calling thread has none.
   void launch(const launch_config &config, void *args, std::size_t bytes) {
     const CUfunction f = live_handle("cuLaunchKernel");
+    nvtx_range range{name_.c_str()};
     scoped_activation_if_none active(module_->get_context());
     launcher_->launch(f, config, args, bytes);
     last_block = config.block;
@@ -64,6 +66,7 @@ public:
     if (!attrs.any())
       return launch(config, args, bytes);
     const CUfunction f = live_handle("cuLaunchKernelEx");
+    nvtx_range range{name_.c_str()};
     scoped_activation_if_none active(module_->get_context());
     launcher_->launch(f, config, attrs, args, bytes);
     last_block = config.block;

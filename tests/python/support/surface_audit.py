@@ -43,6 +43,7 @@ PUBLIC_MODULES = (
     "cuplug.tools",
     "cuplug.gl",
     "cuplug.memory",
+    "cuplug.profiler",
     "cuplug.plugins",
     "cuplug.config",
     "cuplug.characterize",

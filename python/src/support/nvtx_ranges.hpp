@@ -1,0 +1,19 @@
+// NVTX ranges (NVTX3: header-only, from the CUDA toolkit) for what cuplug does on the user's
+// behalf, in a domain of its own ("cuplug") so that Nsight Systems shows them apart from the
+// user's ranges (cuplug.profiler.time_range, the default domain). Without a tool attached, a
+// range is a call through a pointer that does nothing (NVTX loads no injection library).
+#pragma once
+
+#include <nvtx3/nvtx3.hpp>
+
+namespace cuplug::python {
+
+struct nvtx_domain {
+  static constexpr const char *name{"cuplug"};
+};
+
+// A range for the enclosing scope: `nvtx_range r{"compile"};` (the text is not copied: a
+// literal, or a string that outlives the range).
+using nvtx_range = nvtx3::scoped_range_in<nvtx_domain>;
+
+} // namespace cuplug::python
