@@ -16,7 +16,9 @@ import cuplug
 import cuplug.driver as drv
 from cuplug import cumath, curandom, gpuarray
 from cuplug.compiler import SourceModule
+from cuplug.elementwise import ElementwiseKernel
 from cuplug.gpuarray import GPUArray
+from cuplug.reduction import ReductionKernel
 
 if TYPE_CHECKING:
     # typing's from Python 3.11; the checkers bring typing_extensions' stubs themselves.
@@ -100,6 +102,11 @@ def arrays() -> np.ndarray:
     mantissa, exponent = cumath.frexp(a)
     assert_type(mantissa, GPUArray)
     assert_type(curandom.rand((3, 4), dtype=np.float64), GPUArray)
+    # Kernels made from C snippets.
+    axpy = ElementwiseKernel("float a, float *x, float *y", "y[i] = a * x[i] + y[i]", "axpy")
+    axpy(np.float32(2), a, b)
+    norm = ReductionKernel(np.float32, "0", "a + b", "x[i] * x[i]", "float *x")
+    assert_type(norm(a), GPUArray)
     value: float = float(total.get())
     del value
 
