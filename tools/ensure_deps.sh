@@ -15,8 +15,9 @@
 # CMake configure says where it looked and what to set when there is none.
 # Usage: python=$(bash tools/ensure_deps.sh [--packaging] [--style])   (--packaging adds
 # scikit-build-core for pip install .; --style makes ruff and clang-format required).
-# Optional packages (pybind11-stubgen for the stub drift test, ruff without --style, hypothesis)
-# are installed when pip can; when it cannot, a warning says what is skipped.
+# Optional packages (pybind11-stubgen for the stub drift test, ruff without --style, hypothesis,
+# mypy and basedpyright for the type checking test) are installed when pip can; when it cannot, a
+# warning says what is skipped.
 set -u
 exec 3>&1 1>&2 # stdout is the answer only
 cd "$(dirname "$0")/.." || exit 1
@@ -105,6 +106,11 @@ optional = {
     # The version the tree was formatted with: another one may format differently.
     "ruff": ("ruff==0.17.6", "tools/check_style.sh"),
     "hypothesis": ("hypothesis>=6", "the parsers' property tests (test_fuzz_parsers.py)"),
+    # Type checkers over a typed example of everyday use (test_typing.py): mypy, and pyright as
+    # basedpyright, whose wheel brings Node (PyPI's pyright downloads Node at its first run).
+    # The versions the example was checked with: another one may judge it differently.
+    "mypy": ("mypy==2.4.1", "the type checking test (test_typing.py, mypy)"),
+    "basedpyright": ("basedpyright==1.40.2", "the type checking test (test_typing.py, pyright)"),
     # mpi4py and an MPI to run it with (MPICH's wheel brings mpiexec and libmpi).
     "mpi4py": ("mpi4py>=4 mpich", "the MPI example's test (test_multidevice.py)"),
 }

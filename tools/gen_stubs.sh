@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the type stubs of the extension module cuplug._core (python/cuplug/_core/*.pyi)
-# with pybind11-stubgen, from the extension built in the build folder.
+# with pybind11-stubgen, from the extension built in the build folder, and the stub of
+# cuplug.cumath (python/cuplug/cumath.pyi, tools/cumath_stub.py), whose functions are made at
+# import from the operation table.
 # Usage: bash tools/gen_stubs.sh           builds the extension (target cuplug_python), writes
 #                                          the stubs into python/cuplug/_core/
 #        bash tools/gen_stubs.sh --check   builds nothing; exits 1, showing the difference, when
@@ -66,18 +68,39 @@ for f in "$tmp"/cuplug/_core/*.pyi; do
   fi
 done
 
+cumath_stub=python/cuplug/cumath.pyi
+if ! env -u CUPLUG_ALLOCATOR -u CUPLUG_COMPILER -u CUPLUG_LAUNCHER -u CUPLUG_PLUGIN_PATH \
+  CUPLUG_CONFIG= PYTHONPATH="$build/python" \
+  "$python" tools/cumath_stub.py >"$tmp/cumath.pyi" 2>"$tmp/cumath.log"; then
+  cat "$tmp/cumath.log" >&2
+  echo "tools/gen_stubs.sh: tools/cumath_stub.py FAILED on $build/python/cuplug" >&2
+  exit 2
+fi
+
 if [ $check -eq 1 ]; then
+  status=0
   if diff -ru "$dest" "$out" --exclude='*.py' >"$tmp/diff" 2>&1; then
     echo "tools/gen_stubs.sh: the stubs in $dest match the built extension"
-    exit 0
+  else
+    head -60 "$tmp/diff"
+    echo "tools/gen_stubs.sh: the stubs in $dest differ from the extension built in $build:" \
+      "regenerate them with: bash tools/gen_stubs.sh"
+    status=1
   fi
-  head -60 "$tmp/diff"
-  echo "tools/gen_stubs.sh: the stubs in $dest differ from the extension built in $build:" \
-    "regenerate them with: bash tools/gen_stubs.sh"
-  exit 1
+  if diff -u "$cumath_stub" "$tmp/cumath.pyi" >"$tmp/diff" 2>&1; then
+    echo "tools/gen_stubs.sh: $cumath_stub matches the operation table"
+  else
+    head -60 "$tmp/diff"
+    echo "tools/gen_stubs.sh: $cumath_stub differs from cuplug.cumath in $build:" \
+      "regenerate it with: bash tools/gen_stubs.sh"
+    status=1
+  fi
+  exit $status
 fi
 rm -f "$dest"/*.pyi
 mkdir -p "$dest"
 cp "$out"/*.pyi "$dest"/
 written=("$dest"/*.pyi)
 echo "tools/gen_stubs.sh: wrote ${#written[@]} stub files into $dest"
+cp "$tmp/cumath.pyi" "$cumath_stub"
+echo "tools/gen_stubs.sh: wrote $cumath_stub"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 __version__ = "0.1.0"
 
@@ -69,15 +70,19 @@ except config.ConfigError as _e:
 _KIND_ARGS: tuple[str, ...] = config.KINDS
 
 
-def _with_kind_parameters(func: Callable) -> Callable:
+_Function = TypeVar("_Function", bound=Callable[..., object])
+
+
+def _with_kind_parameters(func: _Function) -> _Function:
     """Gives ``func(*names, **kwargs)`` the signature help() and IDEs show: one keyword per
-    kind, then ``**plugin_options``."""
+    kind, then ``**plugin_options``. Type checkers keep func's own annotated signature (a
+    decorator typed ``Callable -> Callable`` made use() and using() return Any to them)."""
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
     params = [inspect.Parameter(k, kind, default=None, annotation="str | None") for k in _KIND_ARGS]
     params.append(
         inspect.Parameter("plugin_options", inspect.Parameter.VAR_KEYWORD, annotation="dict")
     )
-    func.__signature__ = inspect.signature(func).replace(parameters=params)
+    func.__signature__ = inspect.signature(func).replace(parameters=params)  # type: ignore[attr-defined]
     return func
 
 

@@ -13,6 +13,8 @@ A facade: the generators, the Sobol tables and the stream behind ``rand()`` are 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from cuplug._array.core import GPUArray as _GPUArray
@@ -40,6 +42,9 @@ from cuplug._rng.stream import FLOAT_DTYPES as _FLOAT_DTYPES
 from cuplug._rng.stream import Stream as _Stream
 from cuplug._rng.stream import random_seed as _random_seed
 
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
 __all__ = [
     "MRG32k3aRandomNumberGenerator",
     "PhiloxRandomNumberGenerator",
@@ -64,7 +69,7 @@ __all__ = [
 _rand_stream = None
 
 
-def rand(shape, dtype=np.float32, stream=None):
+def rand(shape, dtype: DTypeLike = np.float32, stream=None) -> _GPUArray:
     """A GPUArray of uniform values in (0, 1] (float32, float64) or random bits (int32,
     uint32), from the selected rng backend, continuing one process-wide stream.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,14 +13,25 @@ from cuplug._kernels.engine import Arg, Kernel
 from cuplug._kernels.results import compact_strides
 from cuplug._kernels.results import result_class as _cls
 
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from .core import GPUArray
+
 __all__ = ["arange", "empty", "empty_like", "ones", "ones_like", "zeros", "zeros_like"]
 
 _apply = _core._array.apply
 
 
 def empty(
-    shape, dtype=np.float64, allocator=None, base=None, gpudata=None, strides=None, order="C"
-):
+    shape,
+    dtype: DTypeLike = np.float64,
+    allocator=None,
+    base=None,
+    gpudata=None,
+    strides=None,
+    order="C",
+) -> GPUArray:
     """An uninitialised array (PyCUDA's GPUArray constructor).
 
     Parameters
@@ -47,7 +59,7 @@ def empty(
     return _cls()(shape, dtype, allocator, base, gpudata, strides, order)
 
 
-def zeros(shape, dtype=np.float64, allocator=None, order="C", stream=None):
+def zeros(shape, dtype: DTypeLike = np.float64, allocator=None, order="C", stream=None) -> GPUArray:
     """An array of zeros.
 
     Parameters
@@ -72,7 +84,7 @@ def zeros(shape, dtype=np.float64, allocator=None, order="C", stream=None):
     return result.fill(0, stream=stream)
 
 
-def ones(shape, dtype=np.float64, allocator=None, order="C", stream=None):
+def ones(shape, dtype: DTypeLike = np.float64, allocator=None, order="C", stream=None) -> GPUArray:
     """An array of ones.
 
     Parameters
@@ -113,7 +125,7 @@ def _like_strides(other, dtype, order):
     raise ValueError(f"order must be one of 'A', 'K', 'C' or 'F', got {order!r}")
 
 
-def empty_like(other_ary, dtype=None, order="K"):
+def empty_like(other_ary, dtype=None, order="K") -> GPUArray:
     """An uninitialised array of other_ary's shape (and dtype unless given), memory order per
     `order` ("K": other_ary's axis order, "A": F if it is F-contiguous, "C", "F"), made with
     other_ary's allocator.
@@ -137,7 +149,7 @@ def empty_like(other_ary, dtype=None, order="K"):
     return type(other_ary)(other_ary.shape, dtype, allocator=other_ary.allocator, strides=strides)
 
 
-def zeros_like(other_ary, dtype=None, order="K", stream=None):
+def zeros_like(other_ary, dtype=None, order="K", stream=None) -> GPUArray:
     """A GPUArray of zeros with the shape of ``other_ary``.
 
     Parameters
@@ -154,7 +166,7 @@ def zeros_like(other_ary, dtype=None, order="K", stream=None):
     return empty_like(other_ary, dtype, order).fill(0, stream=stream)
 
 
-def ones_like(other_ary, dtype=None, order="K", stream=None):
+def ones_like(other_ary, dtype=None, order="K", stream=None) -> GPUArray:
     """A GPUArray of ones with the shape of ``other_ary``.
 
     Parameters
@@ -202,7 +214,7 @@ def _arange_kernel(dtype):
     return k
 
 
-def arange(*args, **kwargs):
+def arange(*args, **kwargs) -> GPUArray:
     """Evenly spaced values in [start, stop): arange(stop), arange(start, stop[, step]), a
     dtype as a trailing positional or keyword; also start=, stop=, step=, allocator=, stream=.
     Values are NumPy's (start + i * delta, delta = dtype(start + step) - dtype(start)).

@@ -12,12 +12,17 @@ float results are the same bits on every run.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from cuplug import _core, _dtypes
 from cuplug._kernels.scan import ArrayScan
 
 from .creation import empty
+
+if TYPE_CHECKING:
+    from .core import GPUArray
 
 __all__ = ["cumprod", "cumsum", "cumulative_dtype", "normalize_axis"]
 
@@ -209,7 +214,7 @@ def _cumulative(op, a, axis, dtype, out, stream):
     return result.reshape(shape)
 
 
-def cumsum(a, axis=None, dtype=None, out=None, stream=None):
+def cumsum(a, axis=None, dtype=None, out=None, stream=None) -> GPUArray:
     """``numpy.cumsum`` of a GPUArray: the running sums along ``axis`` (None: over the
     flattened array, in C order), in NumPy's result dtype or ``dtype``; ``out`` (of the result's
     shape, any number dtype) receives them. Returns a C-contiguous array (or ``out``).
@@ -235,7 +240,7 @@ def cumsum(a, axis=None, dtype=None, out=None, stream=None):
     return _cumulative("sum", a, axis, dtype, out, stream)
 
 
-def cumprod(a, axis=None, dtype=None, out=None, stream=None):
+def cumprod(a, axis=None, dtype=None, out=None, stream=None) -> GPUArray:
     """``numpy.cumprod`` of a GPUArray (see :func:`cumsum`).
 
     Parameters

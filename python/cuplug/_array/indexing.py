@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cuplug import _core
+
+if TYPE_CHECKING:
+    from .core import GPUArray
 
 __all__ = ["IndexingMixin", "parse_index", "reshape_strides"]
 
@@ -179,7 +183,7 @@ def _shape_args(shape):
 
 
 class IndexingMixin:
-    def __getitem__(self, index):
+    def __getitem__(self, index) -> GPUArray:
         shape, strides, offset = parse_index(self.shape, self.strides, index)
         return self._view(shape, strides, offset)
 
@@ -204,7 +208,7 @@ class IndexingMixin:
         host = np.broadcast_to(host.astype(target.dtype, copy=False), target.shape)
         target.set(host)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape, order="C") -> GPUArray:
         """A view of the new shape when the memory allows (else a copy), NumPy's rules; one
         entry may be -1. The same shape gives self (as PyCUDA).
 
@@ -252,11 +256,11 @@ class IndexingMixin:
         _apply("_copy", (self,), dense, None)
         return dense._view(shape, _dense(shape, self.itemsize, fortran), 0)
 
-    def ravel(self, order="C"):
+    def ravel(self, order="C") -> GPUArray:
         """The elements as a 1-d array (a view when the memory allows)."""
         return self.reshape(self.size, order=order)
 
-    def view(self, dtype=None):
+    def view(self, dtype=None) -> GPUArray:
         """The same memory seen as `dtype`; with another item size the fastest-varying axis is
         rescaled (it must be contiguous and divide evenly)."""
         if dtype is None:
@@ -287,7 +291,7 @@ class IndexingMixin:
         strides[axis] = new
         return self._view(tuple(shape), tuple(strides), 0, dtype)
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis=None) -> GPUArray:
         """Without the axes of length 1 (all of them, or those named by `axis`)."""
         if axis is None:
             keep = [k for k in range(self.ndim) if self.shape[k] != 1]
@@ -304,7 +308,7 @@ class IndexingMixin:
             tuple(self.shape[k] for k in keep), tuple(self.strides[k] for k in keep), 0
         )
 
-    def transpose(self, *axes, **kwargs):
+    def transpose(self, *axes, **kwargs) -> GPUArray:
         """A view with the axes permuted (reversed by default). ``transpose(axes=(...))`` as
         PyCUDA's signature has it (NumPy takes them positionally only) works too."""
         if kwargs:
@@ -326,7 +330,7 @@ class IndexingMixin:
             tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes), 0
         )
 
-    def swapaxes(self, axis1, axis2):
+    def swapaxes(self, axis1, axis2) -> GPUArray:
         """A view with axes axis1 and axis2 exchanged (NumPy's AxisError when one is out of
         range)."""
         axis1 = _normalize_axis(axis1, self.ndim, "axis1")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from .. import _core
 from .foreign import c_strides as _c_strides
 from .foreign import parse_cai, wrap_foreign
 from .transfers import to_gpu
+
+if TYPE_CHECKING:
+    from .core import GPUArray
 
 _dl = _core._dlpack
 
@@ -334,7 +338,7 @@ def _call_dlpack(x, stream):
         return x.__dlpack__()
 
 
-def from_dlpack(x, *, device=None, copy=None, stream=None):
+def from_dlpack(x, *, device=None, copy=None, stream=None) -> GPUArray:
     """A GPUArray sharing x's memory (CuPy, PyTorch, JAX, Numba arrays, any ``__dlpack__``
     producer), ordered after x's pending work on ``stream`` (None: the legacy default stream).
     Host (CPU) arrays are copied to the device unless copy=False. copy=True always copies.
@@ -442,7 +446,7 @@ def _cuda_dlpack_device(obj):
     return device_type if device_type in _CUDA_READABLE else None
 
 
-def asarray(obj, dtype=None, *, copy=None, stream=None):
+def asarray(obj, dtype=None, *, copy=None, stream=None) -> GPUArray:
     """A GPUArray of obj: itself for a GPUArray; the same memory for device arrays of other
     libraries (``__dlpack__``, else ``__cuda_array_interface__``); a copy to the device for
     anything NumPy can read. dtype other than obj's converts (a copy).

@@ -3,11 +3,16 @@ multi_put, and the function forms of transpose and reshape."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from cuplug import _core, _dtypes
 from cuplug._kernels.engine import Arg, Kernel
 from cuplug._kernels.results import result_class as _result_class
+
+if TYPE_CHECKING:
+    from .core import GPUArray
 
 __all__ = [
     "concatenate",
@@ -24,7 +29,7 @@ _apply = _core._array.apply
 _kernels = {}
 
 
-def transpose(a, axes=None):
+def transpose(a, axes=None) -> GPUArray:
     """A view of ``a`` with its axes permuted (``a.transpose(axes)``).
 
     Parameters
@@ -37,7 +42,7 @@ def transpose(a, axes=None):
     return a.transpose(axes)
 
 
-def reshape(a, *shape, **kwargs):
+def reshape(a, *shape, **kwargs) -> GPUArray:
     """``a`` with a new shape: a view when the memory allows, else a copy (``a.reshape``).
 
     Parameters
@@ -62,7 +67,7 @@ def _check_arrays(arrays, what):
     return arrays
 
 
-def concatenate(arrays, axis=0, allocator=None, stream=None):
+def concatenate(arrays, axis=0, allocator=None, stream=None) -> GPUArray:
     """The arrays joined along an existing axis (numpy.concatenate; result_type dtype).
 
     Parameters
@@ -116,7 +121,7 @@ def concatenate(arrays, axis=0, allocator=None, stream=None):
     return result
 
 
-def stack(arrays, axis=0, allocator=None, stream=None):
+def stack(arrays, axis=0, allocator=None, stream=None) -> GPUArray:
     """The arrays (all of one shape) joined along a new axis (numpy.stack).
 
     Parameters
@@ -228,7 +233,7 @@ def _kernel(kind, dtype, idx_dtype, idx2_dtype=None):
     return k
 
 
-def take(a, indices, out=None, stream=None):
+def take(a, indices, out=None, stream=None) -> GPUArray:
     """a.flat[indices] (numpy.take without axis): the result has the indices' shape.
     Indices out of range are clipped; negative ones count from the end.
 
@@ -264,7 +269,7 @@ def take(a, indices, out=None, stream=None):
     return out
 
 
-def multi_take(arrays, indices, out=None, stream=None):
+def multi_take(arrays, indices, out=None, stream=None) -> GPUArray:
     """[take(a, indices) for a in arrays], all with the indices' shape.
 
     Parameters
@@ -344,7 +349,7 @@ def multi_take_put(
     return out
 
 
-def multi_put(arrays, dest_indices, dest_shape=None, out=None, stream=None):
+def multi_put(arrays, dest_indices, dest_shape=None, out=None, stream=None) -> GPUArray:
     """out[k].flat[dest_indices[i]] = arrays[k].flat[i]; indices out of range are skipped.
 
     Parameters

@@ -11,6 +11,8 @@ weak.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from cuplug import _core, _dtypes
@@ -18,6 +20,19 @@ from cuplug._codegen import ops as _ops
 from cuplug._kernels.engine import Arg, Kernel
 
 from .creation import _full_like_shape, empty
+
+if TYPE_CHECKING:
+    from typing_extensions import Protocol
+
+    from .core import GPUArray
+
+    class _Binary(Protocol):
+        """minimum / maximum as type checkers see them."""
+
+        def __call__(
+            self, a: Any, b: Any, out: GPUArray | None = None, stream: Any = None
+        ) -> GPUArray: ...
+
 
 _apply = _core._array.apply
 
@@ -150,8 +165,8 @@ def apply(name, *operands, out=None, stream=None):
     return _apply(name, operands, out, stream)
 
 
-def _binary(name, doc):
-    def f(a, b, out=None, stream=None):
+def _binary(name: str, doc: str) -> _Binary:
+    def f(a: Any, b: Any, out: GPUArray | None = None, stream: Any = None) -> GPUArray:
         return _apply(name, (a, b), out, stream)
 
     f.__name__ = f.__qualname__ = name
@@ -181,7 +196,7 @@ def _logical(name, operands, out, allocator, stream):
     return _apply(name, operands, out, stream)
 
 
-def logical_and(x1, x2, /, out=None, *, allocator=None, stream=None):
+def logical_and(x1, x2, /, out=None, *, allocator=None, stream=None) -> GPUArray:
     """Elementwise truth of x1 and x2 (bool result).
 
     Parameters
@@ -203,7 +218,7 @@ def logical_and(x1, x2, /, out=None, *, allocator=None, stream=None):
     return _logical("logical_and", (x1, x2), out, allocator, stream)
 
 
-def logical_or(x1, x2, /, out=None, *, allocator=None, stream=None):
+def logical_or(x1, x2, /, out=None, *, allocator=None, stream=None) -> GPUArray:
     """Elementwise truth of x1 or x2 (bool result).
 
     Parameters
@@ -225,7 +240,7 @@ def logical_or(x1, x2, /, out=None, *, allocator=None, stream=None):
     return _logical("logical_or", (x1, x2), out, allocator, stream)
 
 
-def logical_xor(x1, x2, /, out=None, *, allocator=None, stream=None):
+def logical_xor(x1, x2, /, out=None, *, allocator=None, stream=None) -> GPUArray:
     """Elementwise truth of x1 xor x2 (bool result).
 
     Parameters
@@ -247,7 +262,7 @@ def logical_xor(x1, x2, /, out=None, *, allocator=None, stream=None):
     return _logical("logical_xor", (x1, x2), out, allocator, stream)
 
 
-def logical_not(x, /, out=None, *, allocator=None, stream=None):
+def logical_not(x, /, out=None, *, allocator=None, stream=None) -> GPUArray:
     """Elementwise negated truth of x (bool result).
 
     Parameters
@@ -269,7 +284,7 @@ def logical_not(x, /, out=None, *, allocator=None, stream=None):
     return _logical("logical_not", (x,), out, allocator, stream)
 
 
-def where(criterion, then_, else_, out=None, stream=None):
+def where(criterion, then_, else_, out=None, stream=None) -> GPUArray:
     """then_ where criterion is nonzero, else else_; broadcast, result dtype
     numpy.result_type(then_, else_).
 
@@ -292,7 +307,7 @@ def where(criterion, then_, else_, out=None, stream=None):
     return _apply("where", (criterion, then_, else_), out, stream)
 
 
-def if_positive(criterion, then_, else_, out=None, stream=None):
+def if_positive(criterion, then_, else_, out=None, stream=None) -> GPUArray:
     """then_ where criterion > 0, else else_ (broadcast as numpy.where).
 
     Parameters
@@ -315,7 +330,7 @@ def if_positive(criterion, then_, else_, out=None, stream=None):
     return _apply("where", (positive, then_, else_), out, stream)
 
 
-def clip(a, a_min, a_max, out=None, stream=None):
+def clip(a, a_min, a_max, out=None, stream=None) -> GPUArray:
     """a limited to [a_min, a_max] (numpy.clip; NaNs propagate).
 
     Parameters

@@ -4,6 +4,8 @@ ArrayBase)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from cuplug import _core, _dtypes
@@ -15,6 +17,11 @@ from .creation import zeros_like
 from .indexing import blank
 from .math import broadcast_shape, clip
 from .reductions import ReductionMixin
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .core import GPUArray
 
 __all__ = ["MethodsMixin"]
 
@@ -119,7 +126,7 @@ def _fill_record(ary, value, stream):
 
 
 class MethodsMixin(ReductionMixin):
-    def fill(self, value, stream=None):
+    def fill(self, value, stream=None) -> Self:
         """Sets every element to `value` (cast to the dtype); returns self. Record dtypes take
         a tuple or a 0-d array of the dtype (0 for zeros)."""
         if self.dtype.fields is not None:
@@ -128,7 +135,7 @@ class MethodsMixin(ReductionMixin):
             _apply("_fill", (value,), self, stream)
         return self
 
-    def astype(self, dtype, stream=None):
+    def astype(self, dtype, stream=None) -> GPUArray:
         """A copy converted to `dtype` (NumPy's unsafe cast); the same dtype gives a copy."""
         dtype = np.dtype(dtype)
         if dtype == self.dtype:
@@ -148,7 +155,7 @@ class MethodsMixin(ReductionMixin):
             return type(self)(self.shape, dtype, allocator=self.allocator, strides=strides)
         return blank(self, shape, dtype)
 
-    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None, out=None):
+    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None, out=None) -> GPUArray:
         """selffac * self + otherfac * other, in the result dtype NumPy gives that expression
         (broadcast)."""
         dz = _dtypes.result_type(self, other, selffac, otherfac)
@@ -158,7 +165,7 @@ class MethodsMixin(ReductionMixin):
         k(out, selffac, self, otherfac, other, stream=stream)
         return out
 
-    def conj(self, out=None, stream=None):
+    def conj(self, out=None, stream=None) -> GPUArray:
         """The complex conjugate; a copy for real arrays (ndarray.conj)."""
         if self.dtype.kind != "c":
             if out is None:
@@ -170,7 +177,7 @@ class MethodsMixin(ReductionMixin):
     conjugate = conj
 
     @property
-    def real(self):
+    def real(self) -> GPUArray:
         """The real part: a new array for complex dtypes, self for real ones (as PyCUDA)."""
         if self.dtype.kind != "c":
             return self
@@ -178,7 +185,7 @@ class MethodsMixin(ReductionMixin):
         return part.copy()
 
     @property
-    def imag(self):
+    def imag(self) -> GPUArray:
         """The imaginary part: a new array for complex dtypes, zeros for real ones."""
         if self.dtype.kind != "c":
             return zeros_like(self)
@@ -186,14 +193,14 @@ class MethodsMixin(ReductionMixin):
         part = self._view(self.shape, self.strides, rd.itemsize, rd)
         return part.copy()
 
-    def reverse(self, stream=None):
+    def reverse(self, stream=None) -> GPUArray:
         """The elements in reverse order of the flattened (C-order) array, same shape."""
         flat = self.reshape(self.size)
         result = blank(self, self.shape)
         _apply("_copy", (flat[::-1],), result.reshape(self.size), stream)
         return result
 
-    def round(self, decimals=0, out=None, stream=None):
+    def round(self, decimals=0, out=None, stream=None) -> GPUArray:
         """Rounded to `decimals` places, halves to even (numpy.round)."""
         if self.dtype.kind in "iub" and decimals >= 0:
             if out is None:
@@ -211,7 +218,7 @@ class MethodsMixin(ReductionMixin):
     def __round__(self, ndigits=None):
         return self.round(0 if ndigits is None else ndigits)
 
-    def clip(self, a_min, a_max, out=None, stream=None):
+    def clip(self, a_min, a_max, out=None, stream=None) -> GPUArray:
         """Values limited to [a_min, a_max] (numpy.clip)."""
         return clip(self, a_min, a_max, out=out, stream=stream)
 

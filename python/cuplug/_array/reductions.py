@@ -14,12 +14,16 @@ copied first)."""
 from __future__ import annotations
 
 import inspect
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 import numpy as np
 
 from cuplug._kernels import reduction
 from cuplug._kernels.axis_reduction import reduce as _reduce
 from cuplug._kernels.cargs import VectorArg
+
+if TYPE_CHECKING:
+    from .core import GPUArray
 
 __all__ = [
     "ReductionMixin",
@@ -75,13 +79,16 @@ _RESULT = "The result (a 0-d array for a full reduction; ``out`` when given)."
 _PROMOTED = "The result's type; None: the inputs' promoted type."
 
 
-def _numpy_doc(returns=_RESULT, **descriptions):
+_Function = TypeVar("_Function", bound=Callable[..., object])
+
+
+def _numpy_doc(returns=_RESULT, **descriptions) -> Callable[[_Function], _Function]:
     """Completes the decorated function's docstring (its summary) with NumPy's Parameters and
     Returns sections, one entry per parameter of its signature from _PARAMETERS (a pair a, b as
     one entry); ``descriptions`` replace a parameter's description where it differs. A parameter
     missing from the table fails at import, so no reduction goes undocumented."""
 
-    def document(fn):
+    def document(fn: _Function) -> _Function:
         names = list(inspect.signature(fn).parameters)
         if "a" in names and "b" in names:
             names[names.index("a")] = "a, b"
@@ -144,7 +151,9 @@ def _with_stream_args(axis, out, stream, allocator):
 
 
 @_numpy_doc()
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+def sum(
+    a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None
+) -> GPUArray:  # noqa: A001
     """The sum over ``axis`` (numpy.sum); over all elements a 0-d GPUArray. Integer and bool
     sums promote as NumPy's do; float16/32 accumulate in double, complex64 in complex128.
     PyCUDA's ``sum(a, dtype, stream, allocator)`` works too."""
@@ -154,25 +163,31 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocat
 
 
 @_numpy_doc()
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+def prod(
+    a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None
+) -> GPUArray:
     """The product over ``axis`` (numpy.prod)."""
     return _reduce("prod", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 @_numpy_doc()
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+def nansum(
+    a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None
+) -> GPUArray:
     """The sum with NaNs counted as zero (numpy.nansum)."""
     return _reduce("nansum", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 @_numpy_doc()
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+def nanprod(
+    a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None
+) -> GPUArray:
     """The product with NaNs counted as one (numpy.nanprod)."""
     return _reduce("nanprod", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 @_numpy_doc()
-def min(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+def min(a, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:  # noqa: A001
     """The smallest element over ``axis`` (numpy.min: a NaN wins); ValueError when a slice is
     empty. PyCUDA's ``min(a, stream)`` works too."""
     if axis is not None or out is not None:
@@ -181,7 +196,7 @@ def min(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  #
 
 
 @_numpy_doc()
-def max(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+def max(a, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:  # noqa: A001
     """The largest element over ``axis`` (numpy.max: a NaN wins); ValueError when a slice is
     empty. PyCUDA's ``max(a, stream)`` works too."""
     if axis is not None or out is not None:
@@ -190,32 +205,32 @@ def max(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  #
 
 
 @_numpy_doc()
-def nanmin(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+def nanmin(a, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:
     """The smallest element ignoring NaNs (numpy.nanmin; NaN where a slice is all NaN)."""
     return _reduce("nanmin", a, axis, None, out, keepdims, stream, allocator)
 
 
 @_numpy_doc()
-def nanmax(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+def nanmax(a, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:
     """The largest element ignoring NaNs (numpy.nanmax; NaN where a slice is all NaN)."""
     return _reduce("nanmax", a, axis, None, out, keepdims, stream, allocator)
 
 
 @_numpy_doc()
-def argmin(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
+def argmin(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None) -> GPUArray:
     """The index of the first smallest element (numpy.argmin; the first NaN wins): along
     ``axis``, or into the C-order flattened array when ``axis`` is None. int64 results."""
     return _reduce("argmin", a, axis, None, out, keepdims, stream, allocator)
 
 
 @_numpy_doc()
-def argmax(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
+def argmax(a, axis=None, out=None, *, keepdims=False, stream=None, allocator=None) -> GPUArray:
     """The index of the first largest element (numpy.argmax; the first NaN wins)."""
     return _reduce("argmax", a, axis, None, out, keepdims, stream, allocator)
 
 
 @_numpy_doc()
-def any(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+def any(a, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:  # noqa: A001
     """Whether some element is nonzero (numpy.any), bool results. PyCUDA's
     ``any(a, stream, allocator)`` works too."""
     if axis is not None or out is not None:
@@ -224,7 +239,7 @@ def any(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  #
 
 
 @_numpy_doc()
-def all(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  # noqa: A001
+def all(a, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:  # noqa: A001
     """Whether every element is nonzero (numpy.all), bool results. PyCUDA's
     ``all(a, stream, allocator)`` works too."""
     if axis is not None or out is not None:
@@ -233,39 +248,51 @@ def all(a, axis=None, out=None, keepdims=False, stream=None, allocator=None):  #
 
 
 @_numpy_doc()
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+def mean(
+    a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None
+) -> GPUArray:
     """The mean (numpy.mean): float64 for integers and bools, the input's float or complex
     dtype otherwise (summed in double); NaN for an empty slice."""
     return _reduce("mean", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 @_numpy_doc()
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+def nanmean(
+    a, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None
+) -> GPUArray:
     """The mean of the non-NaN elements (numpy.nanmean; NaN where there are none)."""
     return _reduce("nanmean", a, axis, dtype, out, keepdims, stream, allocator)
 
 
 @_numpy_doc()
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
+def var(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None
+) -> GPUArray:
     """The variance (numpy.var): the mean squared distance from the mean, divided by
     ``n - ddof``; real for complex input. One pass (Chan et al.'s pairwise update, in double)."""
     return _reduce("var", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
 @_numpy_doc()
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
+def std(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None
+) -> GPUArray:
     """The standard deviation (numpy.std): the square root of var."""
     return _reduce("std", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
 @_numpy_doc()
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
+def nanvar(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None
+) -> GPUArray:
     """The variance of the non-NaN elements (numpy.nanvar)."""
     return _reduce("nanvar", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
 
 @_numpy_doc()
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None):
+def nanstd(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None, allocator=None
+) -> GPUArray:
     """The standard deviation of the non-NaN elements (numpy.nanstd)."""
     return _reduce("nanstd", a, axis, dtype, out, keepdims, stream, allocator, ddof)
 
@@ -295,7 +322,7 @@ def _check_supported(where, *arrays):
     dtype="The result's type; None: ``a``'s.",
     returns="A 0-d array holding the sum of ``a[subset]``.",
 )
-def subset_sum(subset, a, dtype=None, stream=None, allocator=None):
+def subset_sum(subset, a, dtype=None, stream=None, allocator=None) -> GPUArray:
     """The sum of ``a[subset]`` (``subset``: integer indices)."""
     _check_supported("subset_sum", a)
     _check_indices("subset_sum", subset)
@@ -317,7 +344,7 @@ def _check_indices(where, subset):
 
 
 @_numpy_doc(dtype=_PROMOTED, returns="A 0-d array holding the sum of a * b.")
-def dot(a, b, dtype=None, stream=None, allocator=None):
+def dot(a, b, dtype=None, stream=None, allocator=None) -> GPUArray:
     """The sum of a*b over all elements (1-D vectors of the same size), as a 0-d GPUArray."""
     _check_supported("dot", a, b)
     _check_same_size("dot", a, b)
@@ -329,7 +356,7 @@ def dot(a, b, dtype=None, stream=None, allocator=None):
 
 
 @_numpy_doc(dtype=_PROMOTED, returns="A 0-d array holding the sum of conj(a) * b.")
-def vdot(a, b, dtype=None, stream=None, allocator=None):
+def vdot(a, b, dtype=None, stream=None, allocator=None) -> GPUArray:
     """dot with ``a`` complex-conjugated (numpy.vdot)."""
     _check_supported("vdot", a, b)
     _check_same_size("vdot", a, b)
@@ -367,13 +394,13 @@ def _subset_minmax(what, subset, a, stream, allocator):
 
 
 @_numpy_doc(returns="A 0-d array holding the result.")
-def subset_min(subset, a, stream=None, allocator=None):
+def subset_min(subset, a, stream=None, allocator=None) -> GPUArray:
     """The smallest of the elements ``a[subset]``."""
     return _subset_minmax("min", subset, a, stream, allocator)
 
 
 @_numpy_doc(returns="A 0-d array holding the result.")
-def subset_max(subset, a, stream=None, allocator=None):
+def subset_max(subset, a, stream=None, allocator=None) -> GPUArray:
     """The largest of the elements ``a[subset]``."""
     return _subset_minmax("max", subset, a, stream, allocator)
 
@@ -381,7 +408,7 @@ def subset_max(subset, a, stream=None, allocator=None):
 @_numpy_doc(
     dtype=_PROMOTED, returns="A 0-d array holding the dot of ``a[subset]`` and ``b[subset]``."
 )
-def subset_dot(subset, a, b, dtype=None, stream=None, allocator=None):
+def subset_dot(subset, a, b, dtype=None, stream=None, allocator=None) -> GPUArray:
     """The sum of a[subset]*b[subset]."""
     _check_supported("subset_dot", a, b)
     _check_indices("subset_dot", subset)
@@ -401,37 +428,47 @@ class ReductionMixin:
     ``x.var(ddof=1)``) plus ``stream=`` and ``allocator=``; ``x.any(stream)`` and
     ``x.all(stream, allocator)`` keep PyCUDA's positional order working."""
 
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+    def sum(
+        self, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None
+    ) -> GPUArray:
         return _reduce("sum", self, axis, dtype, out, keepdims, stream, allocator)
 
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+    def prod(
+        self, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None
+    ) -> GPUArray:
         return _reduce("prod", self, axis, dtype, out, keepdims, stream, allocator)
 
-    def min(self, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+    def min(self, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:
         return min(self, axis, out, keepdims, stream, allocator)
 
-    def max(self, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+    def max(self, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:
         return max(self, axis, out, keepdims, stream, allocator)
 
-    def argmin(self, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
+    def argmin(
+        self, axis=None, out=None, *, keepdims=False, stream=None, allocator=None
+    ) -> GPUArray:
         return _reduce("argmin", self, axis, None, out, keepdims, stream, allocator)
 
-    def argmax(self, axis=None, out=None, *, keepdims=False, stream=None, allocator=None):
+    def argmax(
+        self, axis=None, out=None, *, keepdims=False, stream=None, allocator=None
+    ) -> GPUArray:
         return _reduce("argmax", self, axis, None, out, keepdims, stream, allocator)
 
-    def any(self, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+    def any(self, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:
         return any(self, axis, out, keepdims, stream, allocator)
 
-    def all(self, axis=None, out=None, keepdims=False, stream=None, allocator=None):
+    def all(self, axis=None, out=None, keepdims=False, stream=None, allocator=None) -> GPUArray:
         return all(self, axis, out, keepdims, stream, allocator)
 
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None):
+    def mean(
+        self, axis=None, dtype=None, out=None, keepdims=False, stream=None, allocator=None
+    ) -> GPUArray:
         return _reduce("mean", self, axis, dtype, out, keepdims, stream, allocator)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None,
-            allocator=None):  # fmt: skip
+            allocator=None) -> GPUArray:  # fmt: skip
         return _reduce("var", self, axis, dtype, out, keepdims, stream, allocator, ddof)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, stream=None,
-            allocator=None):  # fmt: skip
+            allocator=None) -> GPUArray:  # fmt: skip
         return _reduce("std", self, axis, dtype, out, keepdims, stream, allocator, ddof)

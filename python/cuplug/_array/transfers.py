@@ -6,6 +6,7 @@ to_device."""
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,6 +14,9 @@ from cuplug import _core
 from cuplug._driver import peer as _peer
 from cuplug._kernels.results import compact_strides, is_dense, memory_order
 from cuplug._kernels.results import empty as _empty
+
+if TYPE_CHECKING:
+    from .core import GPUArray
 
 __all__ = ["TransferMixin", "copy_to_context", "to_device", "to_gpu", "to_gpu_async"]
 
@@ -73,7 +77,7 @@ def _memcpy_discontig(dst, src, async_=False, stream=None):
 
 
 class TransferMixin:
-    def set(self, ary, async_=False, stream=None, **kwargs):
+    def set(self, ary, async_=False, stream=None, **kwargs) -> None:
         """Copies host array `ary` (same size and dtype; a different shape is reshaped with a
         warning) into this array, whatever either side's strides."""
         async_ = async_ or _to_stream_kw(stream, kwargs, "set")
@@ -107,7 +111,7 @@ class TransferMixin:
         tmp.set(ary, async_=async_, stream=stream)
         _apply("_copy", (tmp,), self, stream)
 
-    def set_async(self, ary, stream=None):
+    def set_async(self, ary, stream=None) -> None:
         return self.set(ary, async_=True, stream=stream)
 
     def _dense_source(self, stream):
@@ -118,7 +122,7 @@ class TransferMixin:
         _apply("_copy", (self,), tmp, stream)
         return tmp
 
-    def get(self, ary=None, pagelocked=False, async_=False, stream=None, **kwargs):
+    def get(self, ary=None, pagelocked=False, async_=False, stream=None, **kwargs) -> np.ndarray:
         """This array in host memory: a new ndarray with the same axis order (page-locked with
         pagelocked=True), or `ary` filled (same size and dtype)."""
         async_ = async_ or _to_stream_kw(stream, kwargs, "get")
@@ -167,12 +171,12 @@ class TransferMixin:
             ary[...] = host.transpose(inverse)
         return ary
 
-    def get_async(self, stream=None, ary=None):
+    def get_async(self, stream=None, ary=None) -> np.ndarray:
         """get() ordered on `stream`, into page-locked memory (so the copy really is
         asynchronous: synchronise the stream before reading the result)."""
         return self.get(ary=ary, pagelocked=ary is None, async_=True, stream=stream)
 
-    def copy_to(self, device, stream=None):
+    def copy_to(self, device, stream=None) -> GPUArray:
         """A copy of this array on `device` (a Device, an ordinal or a Context): peer copy where
         the GPUs reach each other, through the host otherwise; a plain copy on the same one.
 
@@ -191,7 +195,7 @@ class TransferMixin:
         """
         return copy_to_context(self, _peer.as_context(device), stream)
 
-    def copy(self, stream=None):
+    def copy(self, stream=None) -> GPUArray:
         """A new array with the same contents, allocator and memory order (dense); a subclass's
         _new_like_me makes it (PyCUDA's protocol)."""
         result = self._like_me(self.dtype)
@@ -249,7 +253,7 @@ def copy_to_context(ary, dest, stream=None):
     return result
 
 
-def to_device(ary, device, stream=None):
+def to_device(ary, device, stream=None) -> GPUArray:
     """A GPUArray on `device` (a Device, an ordinal or a Context) holding a copy of `ary`, a
     GPUArray on any device or a host array. A device ordinal or Device means the current context
     if it is on that device, else the device's primary context.
@@ -275,7 +279,7 @@ def to_device(ary, device, stream=None):
         return to_gpu(ary) if stream is None else to_gpu_async(ary, stream=stream)
 
 
-def to_gpu(ary, allocator=None):
+def to_gpu(ary, allocator=None) -> GPUArray:
     """A GPUArray holding a copy of host array `ary` (same shape, dtype and axis order).
 
     Parameters
@@ -301,7 +305,7 @@ def to_gpu(ary, allocator=None):
     return result
 
 
-def to_gpu_async(ary, allocator=None, stream=None):
+def to_gpu_async(ary, allocator=None, stream=None) -> GPUArray:
     """to_gpu ordered on `stream` (asynchronous when `ary` is page-locked).
 
     Parameters

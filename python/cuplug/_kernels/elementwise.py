@@ -319,7 +319,7 @@ class ElementwiseKernel:
 
     # }}}
 
-    def __call__(self, *args, range=None, slice=None, stream=None, **kwargs):  # noqa: A002
+    def __call__(self, *args, range=None, slice=None, stream=None, **kwargs) -> None:  # noqa: A002
         if kwargs:
             raise TypeError(
                 f"{self.name}() got unexpected keyword argument(s) {', '.join(sorted(kwargs))}; "

@@ -12,6 +12,8 @@ memory order as ``x[i]``), as in PyCUDA.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from cuplug import _core, _dtypes
@@ -21,6 +23,9 @@ from cuplug._driver import context_cache
 from cuplug._kernels.cargs import ScalarArg, VectorArg, parse_arguments
 from cuplug._kernels.engine import PCH_OPTIONS
 from cuplug._kernels.results import empty as _empty
+
+if TYPE_CHECKING:
+    from cuplug._array.core import GPUArray
 
 __all__ = [
     "ReductionKernel",
@@ -133,7 +138,9 @@ class ReductionKernel:
             entry = mine[self] = (stage1, final, stage2, 8 * sms)
         return entry
 
-    def __call__(self, *args, stream=None, out=None, allocator=None, kernel_wrapper=None):
+    def __call__(
+        self, *args, stream=None, out=None, allocator=None, kernel_wrapper=None
+    ) -> GPUArray:
         if kernel_wrapper is not None:
             raise TypeError("ReductionKernel: kernel_wrapper= is not supported by cuplug")
         if len(args) != len(self.arguments):

@@ -48,8 +48,19 @@ def _imported(name: str, path: pathlib.Path, node: ast.AST, modules) -> set[str]
     return {c for c in candidates if c in modules and c != "cuplug" and c != name}
 
 
+def _type_checking_only(node: ast.AST) -> bool:
+    """An ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) block."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 def _import_graph(with_function_bodies: bool, package=PACKAGE) -> dict[str, set[str]]:
-    """{module: modules it imports}: at import time, or also inside functions (run later)."""
+    """{module: modules it imports}: at import time, or also inside functions (run later);
+    imports under ``if TYPE_CHECKING:`` are not edges (they never run)."""
     modules = _modules(package)
     graph = {}
     for name, path in modules.items():
@@ -62,6 +73,10 @@ def _import_graph(with_function_bodies: bool, package=PACKAGE) -> dict[str, set[
                 elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     if with_function_bodies:
                         walk(node.body)
+                elif _type_checking_only(node):
+                    # Never run: names for annotations (a routine's `-> GPUArray`, which its
+                    # docstring names too), read by type checkers, which resolve cycles.
+                    walk(node.orelse)
                 else:
                     for field in ("body", "orelse", "finalbody", "handlers"):
                         walk(getattr(node, field, None) or [])
