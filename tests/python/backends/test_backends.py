@@ -3,11 +3,9 @@
 
 import os
 import shutil
-import subprocess
-import sys
-import textwrap
 
 import pytest
+from support.subprocesses import run_python as _run_python
 
 import cuplug
 import cuplug.memory
@@ -22,19 +20,7 @@ SELECTION_VARS = (
 def run_python(code, tmp_path, **env):
     """Runs code in a fresh interpreter with no selection variables and no config file, unless
     given in env; returns its stdout, failing the test with stderr when it fails."""
-    full = {k: v for k, v in os.environ.items() if k not in SELECTION_VARS}
-    full.update({"CUPLUG_CONFIG": "", "HOME": str(tmp_path), "XDG_CONFIG_HOME": ""})
-    full.update(env)
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=full,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return _run_python(code, tmp_path, drop=SELECTION_VARS, **{"XDG_CONFIG_HOME": "", **env})
 
 
 def fake_plugin(name):

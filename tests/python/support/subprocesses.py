@@ -9,10 +9,11 @@ import sys
 import textwrap
 
 
-def run_python(code, tmp_path, **env):
+def run_python(code, tmp_path, *, drop=(), **env):
     """Runs the dedented `code` with ``python -c`` in `tmp_path` (also HOME; no config file) and
-    the environment plus `env`; asserts it exits 0 and returns its standard output."""
-    full = dict(os.environ)
+    the environment less the variables named in `drop`, plus `env`; asserts it exits 0 and
+    returns its standard output."""
+    full = {k: v for k, v in os.environ.items() if k not in drop}
     full.update({"CUPLUG_CONFIG": "", "HOME": str(tmp_path)})
     full.update(env)
     proc = subprocess.run(
