@@ -3,8 +3,9 @@ fakecuda``): tests/python is on sys.path because the root conftest.py lives ther
 default "prepend" import mode puts a conftest's folder first on sys.path before importing it), so
 no test or conftest needs a sys.path edit of its own.
 
-- fakecuda, fakecuda_objects, fakecuda_graphics: ctypes access to any CUDA driver library and to
-  the fake driver's control API (tests/fake_driver).
+- fakecuda, fakecuda_prototypes, fakecuda_objects, fakecuda_graphics: ctypes access to any CUDA
+  driver library and to the fake driver's control API (tests/fake_driver); fakecuda re-exports
+  the types, structs and PROTOTYPES of the others.
 - fake_driver: the driver fixtures and ctypes helpers of tests/python/fake_driver.
 - dtype_matrix: the dtypes the array tests sweep.
 - array_gpu: operands of every layout and NumPy comparisons for the real-GPU array tests.
