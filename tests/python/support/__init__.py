@@ -15,6 +15,7 @@ no test or conftest needs a sys.path edit of its own.
 - hardening: the hostile tests' kernel and subprocess helpers (issue 26).
 - launch_kernels: the PTX, argument values and expected parameter bytes of launch/test_launch*.py.
 - compile_sources: the kernel source and unique() of compile/test_compiler*.py.
+- memcpy_data: seeded data and device bytes read back, for driver/test_memcpy*.py.
 - surface_audit (+ surface_debt.txt): the public-surface audit of package/test_python_surface.py.
 - examples, doc_blocks: what package/test_examples*.py and test_docs*.py run.
 - threads: in_thread(), a call on a fresh thread (which has no current context).
