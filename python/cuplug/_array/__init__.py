@@ -11,6 +11,7 @@ manipulation       concatenate, stack, take, multi_take, multi_take_put, multi_p
 vec                CUDA vector dtypes
 geometry           splay, GPUArray._grid / _block (PyCUDA's launch geometry)
 interop            __cuda_array_interface__, DLPack, asarray (owned by the interop work)
+dlpack_types       DLPack's device and dtype codes and their NumPy dtypes (for interop)
 foreign            checks of imported memory: CAI fields, known pointer, layout inside it
 =================  ==============================================================================
 

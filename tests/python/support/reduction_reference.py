@@ -1,7 +1,8 @@
-"""NumPy's answers for the reduction tests (test_axis_reductions.py on the host emulator,
-test_axis_reductions_gpu.py on a GPU): values each reduction is defined on, the layouts the
-planner tells apart, NumPy's result with float work in float64 (cuplug accumulates in double),
-and the comparison (exact for integers and bools, a few ulps of the result dtype for floats)."""
+"""NumPy's answers for the reduction tests (test_axis_reductions_emulated.py on the host emulator,
+test_axis_reductions_gpu.py on a GPU, test_axis_reductions.py's resolution checks): values each
+reduction is defined on, the layouts the planner tells apart, NumPy's result with float work in
+float64 (cuplug accumulates in double), and the comparison (exact for integers and bools, a few
+ulps of the result dtype for floats)."""
 
 from __future__ import annotations
 
