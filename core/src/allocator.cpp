@@ -42,11 +42,22 @@ device_ptr allocator::allocate(std::size_t bytes, CUstream stream) {
                        std::to_string(bytes) + " bytes instead of raising out of memory");
   }
   ++allocations_;
-  const std::size_t now = in_use_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  raise_peak(in_use_.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+  return p;
+}
+
+void allocator::raise_peak(std::size_t now) noexcept {
   std::size_t peak = peak_.load(std::memory_order_relaxed);
   while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
-  return p;
+}
+
+std::size_t allocator::reset_peak() noexcept {
+  const std::size_t old = peak_.exchange(in_use_.load());
+  // An allocation between the two loads above may have compared against the old, higher peak
+  // and left it alone: raise the new peak to what is in use now, so peak >= in use still holds.
+  raise_peak(in_use_.load());
+  return old;
 }
 
 namespace {

@@ -5,6 +5,8 @@ backend; ``cuplug.use(allocator="pool")`` switches it for the whole process::
 
     cuplug.use(allocator="pool")
     cuplug.memory.stats()          # {'backend': 'pool', 'bytes_in_use': ..., 'bytes_held': ...}
+    print(cuplug.memory.summary()) # a table per device and allocator
+    cuplug.memory.reset_peak()     # peaks restart from what is in use now
 
 An allocator written in Python is a backend like any plugin once registered::
 
@@ -55,7 +57,9 @@ __all__ = [
     "read_log",
     "register_allocator",
     "replay",
+    "reset_peak",
     "stats",
+    "summary",
 ]
 
 
@@ -142,8 +146,9 @@ def current() -> Allocator:
 def stats(allocator: Allocator | str | None = None) -> dict:
     """Statistics of an allocator (default: the current one) with its backend name:
     ``{'backend', 'kind', 'bytes_in_use', 'peak_bytes', 'bytes_held', 'allocations',
-    'deallocations', 'failures'}``. bytes_in_use counts requested sizes; bytes_held is memory
-    a pool caches for reuse.
+    'deallocations', 'failures'}``. bytes_in_use counts requested sizes; peak_bytes is the
+    highest bytes_in_use since the allocator was made or :func:`reset_peak`; bytes_held is
+    memory a pool caches for reuse. :func:`summary` shows them as a table.
 
     Parameters
     ----------
@@ -156,13 +161,159 @@ def stats(allocator: Allocator | str | None = None) -> dict:
         Byte counts (bytes_in_use, peak_bytes, bytes_held) and event counts, with ``backend``
         and ``kind``.
     """
-    if allocator is None:
-        allocator = current()
-    elif isinstance(allocator, str):
-        allocator = backend(allocator)
+    allocator = _resolve(allocator, "stats")
     result = {"backend": allocator.name, "kind": allocator.kind}
     result.update(allocator.stats())
     return result
+
+
+def _resolve(allocator, who: str) -> Allocator:
+    """``allocator`` as given to stats() and its kin: an Allocator, a backend name, or None for
+    the current one."""
+    if allocator is None:
+        return current()
+    if isinstance(allocator, str):
+        return backend(allocator)
+    if isinstance(allocator, Allocator):
+        return allocator
+    raise TypeError(
+        f"memory.{who}: allocator must be an Allocator, a backend name or None, not "
+        f"{type(allocator).__name__}"
+    )
+
+
+def _in_use() -> list[tuple[int | None, str, Allocator, bool]]:
+    """(device, role, allocator, is_current) of every allocator object cuplug allocated from,
+    per context, and the current allocator (device None) where it served no context yet.
+    is_current: it is the current allocator, or its instance for another device."""
+    rows = [tuple(entry) for entry in _allocators.instances()]
+    if not any(is_now for *_, is_now in rows):
+        rows.insert(0, (None, "selected", current(), True))
+    return rows
+
+
+def reset_peak(allocator: Allocator | str | None = None) -> None:
+    """Restarts the peak (``peak_bytes`` of :func:`stats`) from the bytes in use now, as
+    ``torch.cuda.reset_peak_memory_stats`` does; allocation counts keep counting.
+
+    Parameters
+    ----------
+    allocator : Allocator | str | None
+        An allocator or a backend name; None: every allocator :func:`summary` lists (each
+        device's, the array pools, the current one).
+    """
+    if allocator is not None:
+        _resolve(allocator, "reset_peak").reset_peak()
+        return
+    for _device, _role, a, _now in _in_use():
+        a.reset_peak()
+
+
+_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def _size(n: int) -> str:
+    """``n`` bytes for people: "512 B", "1.50 KiB", "3.00 GiB"."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in _UNITS:
+        value /= 1024
+        if value < 1024 or unit == _UNITS[-1]:
+            return f"{value:.2f} {unit}"
+    raise AssertionError("unreachable")
+
+
+_COLUMNS = (
+    "device",
+    "allocator",
+    "role",
+    "in use",
+    "peak",
+    "cached",
+    "reserved",
+    "blocks a/h",
+    "allocs",
+    "frees",
+    "failures",
+)
+
+
+def _row(device: int | None, role: str, a: Allocator, is_now: bool) -> list[str]:
+    s = a.stats()
+    pool = a.pool_stats()
+    reserved = pool["managed_bytes"] if pool is not None else s["bytes_in_use"] + s["bytes_held"]
+    blocks = f"{pool['active_blocks']}/{pool['held_blocks']}" if pool is not None else "-"
+    return [
+        "-" if device is None else str(device),
+        a.name + ("*" if is_now else ""),
+        role,
+        _size(s["bytes_in_use"]),
+        _size(s["peak_bytes"]),
+        _size(s["bytes_held"]),
+        _size(reserved),
+        blocks,
+        str(s["allocations"]),
+        str(s["deallocations"]),
+        str(s["failures"]),
+    ]
+
+
+def summary(allocator: Allocator | str | None = None, *, device: int | None = None) -> str:
+    """A table of the allocators' statistics, one line per device and allocator, for people
+    (:func:`stats` is for programs); shorter than ``torch.cuda.memory_summary()``.
+
+    Columns: the device, the allocator's backend (``*``: the current one, or its instance for
+    that device), its role
+    (``selected``: a backend selected now or earlier, or its instance for that device;
+    ``array pool``: GPUArrays' default pool of a device; ``given``: the allocator asked about),
+    in use (requested bytes of live allocations), peak (since creation or :func:`reset_peak`),
+    cached (held for reuse), reserved (block sizes taken from upstream for a pool; in use +
+    cached otherwise), blocks active/held (pools; ``-`` otherwise), and the counts of
+    allocations, frees and failures.
+
+    Parameters
+    ----------
+    allocator : Allocator | str | None
+        One allocator or backend name to show; None: every allocator cuplug allocated from,
+        and the current one.
+    device : int | None
+        Only the lines of this device (its ordinal); None: every device. Not with
+        ``allocator``.
+
+    Returns
+    -------
+    str
+        The table, lines separated by newlines, without a newline at the end.
+    """
+    if device is not None and (isinstance(device, bool) or not isinstance(device, int)):
+        raise TypeError(
+            f"memory.summary: device must be an int or None, not {type(device).__name__}"
+        )
+    if device is not None and device < 0:
+        raise ValueError(f"memory.summary: device must be >= 0, not {device}")
+    if allocator is not None and device is not None:
+        raise ValueError("memory.summary: pass an allocator or a device, not both")
+    if allocator is not None:
+        a = _resolve(allocator, "summary")
+        rows = [_row(None, "given", a, a is current())]
+    else:
+        rows = [_row(*entry) for entry in _in_use() if device is None or entry[0] == device]
+    title = "cuplug memory summary" + ("" if device is None else f", device {device}")
+    if not rows:
+        return f"{title}\n(no allocator has served device {device})"
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(_COLUMNS)]
+
+    def line(cells) -> str:
+        # Text columns to the left, numbers to the right.
+        return "  ".join(
+            cell.ljust(w) if i in (1, 2) else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    out = [title, line(_COLUMNS), line("-" * w for w in widths)]
+    out.extend(line(r) for r in rows)
+    return "\n".join(out)
 
 
 def free_held(allocator: Allocator | str | None = None) -> int:
@@ -179,11 +330,7 @@ def free_held(allocator: Allocator | str | None = None) -> int:
     int
         Bytes released.
     """
-    if allocator is None:
-        allocator = current()
-    elif isinstance(allocator, str):
-        allocator = backend(allocator)
-    return _release_held(allocator)
+    return _release_held(_resolve(allocator, "free_held"))
 
 
 def _release_held(a: Allocator) -> int:

@@ -57,6 +57,9 @@ public:
 
   [[nodiscard]] memory_kind kind() const { return do_kind(); }
   [[nodiscard]] allocator_stats stats() const;
+  // Restarts peak_bytes from the bytes in use now (torch.cuda.reset_peak_memory_stats); the other
+  // counters keep counting. Returns the peak it replaced.
+  std::size_t reset_peak() noexcept;
 
   // Optional: give cached memory back to the upstream / driver. Returns bytes released.
   [[nodiscard]] bool can_free_held() const { return do_can_free_held(); }
@@ -92,6 +95,8 @@ private:
   virtual void do_stop_holding();
   virtual void do_set_trace(bool on);
   virtual void do_set_out_of_memory_hook(out_of_memory_hook hook);
+
+  void raise_peak(std::size_t now) noexcept;
 
   std::atomic<std::size_t> in_use_{0}, peak_{0}, allocations_{0}, deallocations_{0}, failures_{0};
 };

@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections.abc
 import cuplug.driver
 import typing
-__all__: list[str] = ['Allocator', 'backend', 'create', 'current', 'register_allocator']
+__all__: list[str] = ['Allocator', 'backend', 'create', 'current', 'instances', 'register_allocator']
 class Allocator:
     """
     A stream-ordered allocator backend. Built-in and plugin backends appear as instances; subclass it to write one in Python: define allocate(self, nbytes, stream) -> int, deallocate(self, ptr, nbytes, stream) and a class attribute kind ('device', 'managed', 'pinned_host' or 'host'); optionally free_held(), trim(keep_bytes) and bytes_held(). `stream` is the CUstream handle as an int (0: the default stream). Register it with cuplug.memory.register_allocator(name, cls) to select it like any backend.
@@ -51,6 +51,24 @@ class Allocator:
         """
         Gives cached memory back; returns the bytes released. NotSupportedError for allocators that hold nothing.
         """
+    def pool_stats(self) -> dict | None:
+        """
+        A pool's block counters, None for an allocator that is no pool.
+        
+        Returns
+        -------
+        dict[str, int] | None
+            held_blocks, active_blocks, held_bytes, managed_bytes (block sizes held + active: what the upstream gave) and active_bytes.
+        """
+    def reset_peak(self) -> int:
+        """
+        Restarts peak_bytes from the bytes in use now; the other counters keep counting.
+        
+        Returns
+        -------
+        int
+            The peak it replaced, in bytes.
+        """
     def stats(self) -> dict:
         """
         {bytes_in_use, peak_bytes, bytes_held, allocations, deallocations, failures}.
@@ -90,6 +108,15 @@ def create(name: str, options: collections.abc.Mapping[str, str] = {}) -> typing
 def current() -> typing.Any:
     """
     The allocator every cuplug allocation uses now (the selected backend).
+    """
+def instances() -> list:
+    """
+    The allocator objects cuplug's allocations went to, per context: (device, role, allocator, current), role 'selected' (a backend selected now or earlier, or its instance for another context) or 'array pool' (GPUArrays' default pool of a context); current: it is, or stands in for, the current allocator.
+    
+    Returns
+    -------
+    list[tuple[int, str, Allocator, bool]]
+        One entry per allocator object and context.
     """
 def register_allocator(name: str, cls: typing.Any, description: str = '') -> None:
     """

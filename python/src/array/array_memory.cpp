@@ -65,6 +65,13 @@ void release_array_pools(CUcontext handle, unsigned long long) noexcept {
 
 std::size_t array_pool_count() noexcept { return default_pools().size(); }
 
+std::vector<std::pair<CUdevice, plugin_ptr<allocator>>> array_pool_instances() {
+  std::vector<std::pair<CUdevice, plugin_ptr<allocator>>> out;
+  for (auto &pool : default_pools().instances())
+    out.emplace_back(pool.device, std::move(pool.alloc));
+  return out;
+}
+
 device_allocation_ptr allocate_array_memory(std::size_t bytes, CUstream stream,
                                             py::handle stream_owner) {
   context_ptr ctx = context::current_or_throw("GPUArray");

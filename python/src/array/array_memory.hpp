@@ -8,6 +8,8 @@
 #include <cuplug/registry.hpp>
 
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 namespace cuplug::python::array {
 
@@ -24,6 +26,8 @@ std::size_t release_array_pools() noexcept;
 void release_array_pools(CUcontext handle, unsigned long long serial) noexcept;
 // Contexts with a default array pool (tests: they must not pile up as contexts come and go).
 std::size_t array_pool_count() noexcept;
+// The default array pools of live contexts, with each context's device (memory.summary()).
+std::vector<std::pair<CUdevice, plugin_ptr<allocator>>> array_pool_instances();
 
 // `bytes` (> 0) for work on `stream` in the current context from array_allocator(). On out of
 // memory: frees what the allocator holds, runs gc.collect() (dropped arrays may hold memory),

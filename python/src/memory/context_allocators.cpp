@@ -3,6 +3,7 @@
 
 #include <cuplug/config.hpp>
 
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -81,6 +82,14 @@ void context_allocators::release_if(const std::function<bool(const key_type &)> 
     drop(e);
 }
 
+std::vector<context_allocators::instance> context_allocators::instances() const {
+  std::vector<instance> out;
+  for (const auto &[k, e] : entries_)
+    if (e.alloc && e.ctx && e.ctx->valid())
+      out.push_back({e.ctx->device(), static_cast<const allocator *>(k.second), e.alloc});
+  return out;
+}
+
 void context_allocators::release(const void *key) noexcept {
   release_if([key](const key_type &k) { return k.second == key; });
 }
@@ -102,6 +111,7 @@ context_allocators &clones() {
 struct home {
   std::weak_ptr<allocator> who;
   CUcontext ctx;
+  CUdevice device; // ctx's
 };
 std::unordered_map<const allocator *, home> &homes() {
   static auto *h = new std::unordered_map<const allocator *, home>();
@@ -118,7 +128,7 @@ plugin_ptr<allocator> per_context(const context_ptr &ctx, const plugin_ptr<alloc
   if (it == homes().end() || it->second.who.expired()) {
     if (it != homes().end())
       clones().release(selected.get());
-    homes()[selected.get()] = home{selected, ctx->handle()};
+    homes()[selected.get()] = home{selected, ctx->handle(), ctx->device()};
     return selected;
   }
   if (it->second.ctx == ctx->handle() || !selected->can_free_held())
@@ -148,6 +158,18 @@ void release_per_context(CUcontext handle) noexcept {
     }
     it = h.erase(it);
   }
+}
+
+std::vector<context_allocators::instance> per_context_instances() {
+  std::vector<context_allocators::instance> out;
+  for (const auto &[key, h] : homes())
+    if (plugin_ptr<allocator> selected = h.who.lock())
+      out.push_back({h.device, key, std::move(selected)});
+  std::sort(out.begin(), out.end(),
+            [](const auto &a, const auto &b) { return a.device < b.device; });
+  for (auto &clone : clones().instances())
+    out.push_back(std::move(clone));
+  return out;
 }
 
 std::size_t release_per_context() noexcept {

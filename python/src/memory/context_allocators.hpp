@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <utility>
+#include <vector>
 
 namespace cuplug::python {
 
@@ -35,6 +36,15 @@ public:
   // blocks are given back while it still lives).
   void release_context(CUcontext handle) noexcept;
   std::size_t size() const noexcept { return entries_.size(); }
+  // One instance of a live context, with its context's device and its key (as an allocator: the
+  // one it stands in for, or null).
+  struct instance {
+    CUdevice device;
+    const allocator *stands_for;
+    plugin_ptr<allocator> alloc;
+  };
+  // The instances of live contexts, in (context, key) order.
+  std::vector<instance> instances() const;
 
 private:
   using key_type = std::pair<CUcontext, const void *>;
@@ -55,6 +65,10 @@ private:
 plugin_ptr<allocator> per_context(const context_ptr &ctx, const plugin_ptr<allocator> &selected);
 // release() of per_context's instances (cuplug.tools.clear_context_caches).
 std::size_t release_per_context() noexcept;
+// The allocator objects per_context() serves now, with the device of the context each serves and
+// the selected object each stands for (itself in its home context): the selected objects, then
+// their instances for other contexts (memory.summary()).
+std::vector<context_allocators::instance> per_context_instances();
 // What per_context holds for the context `handle`, about to be destroyed: its clones are
 // released, and a selected caching allocator whose home it was gives back its blocks and gets a
 // new home in the next context that uses it.

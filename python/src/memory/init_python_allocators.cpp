@@ -1,7 +1,9 @@
 // cuplug._core.allocators: the Python face of allocator backends (Allocator, statistics) and
 // allocators written in Python, registered by name as real backends.
+#include "array/array_memory.hpp"
 #include "bindings.hpp"
 #include "driver/context.hpp"
+#include "memory/context_allocators.hpp"
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
 #include "support/hints.hpp"
@@ -14,6 +16,7 @@
 #include <atomic>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -352,6 +355,26 @@ void init_python_allocators(py::module_ &m) {
                              "The backend name it was created under.")
       .def("stats", &stats_dict,
            "{bytes_in_use, peak_bytes, bytes_held, allocations, deallocations, failures}.")
+      .def("reset_peak", &allocator::reset_peak,
+           "Restarts peak_bytes from the bytes in use now; the other counters keep "
+           "counting." CUPLUG_DOC_RETURNS "int\n    The peak it replaced, in bytes.\n")
+      .def(
+          "pool_stats",
+          [](const allocator &a) -> std::optional<py::dict> {
+            const std::optional<pool_stats> p = a.pool_statistics();
+            if (!p)
+              return std::nullopt;
+            py::dict d;
+            d["held_blocks"] = p->held_blocks;
+            d["active_blocks"] = p->active_blocks;
+            d["held_bytes"] = p->held_bytes;
+            d["managed_bytes"] = p->managed_bytes;
+            d["active_bytes"] = p->active_bytes;
+            return d;
+          },
+          "A pool's block counters, None for an allocator that is no pool." CUPLUG_DOC_RETURNS
+          "dict[str, int] | None\n    held_blocks, active_blocks, held_bytes, managed_bytes "
+          "(block sizes held + active: what the upstream gave) and active_bytes.\n")
       .def_property_readonly("can_free_held", &allocator::can_free_held,
                              "Whether free_held() and trim() can give cached memory back.")
       .def("free_held", &allocator::free_held,
@@ -404,6 +427,24 @@ void init_python_allocators(py::module_ &m) {
         return to_python(a);
       },
       "The allocator every cuplug allocation uses now (the selected backend).");
+  sub.def(
+      "instances",
+      [] {
+        const plugin_ptr<allocator> now = current_allocator();
+        py::list out;
+        for (const auto &i : per_context_instances())
+          out.append(py::make_tuple(static_cast<int>(i.device), "selected", to_python(i.alloc),
+                                    i.stands_for == now.get()));
+        for (const auto &[device, a] : array::array_pool_instances())
+          out.append(py::make_tuple(static_cast<int>(device), "array pool", to_python(a), false));
+        return out;
+      },
+      "The allocator objects cuplug's allocations went to, per context: (device, role, "
+      "allocator, current), role 'selected' (a backend selected now or earlier, or its instance "
+      "for another context) or 'array pool' (GPUArrays' default pool of a context); current: "
+      "it is, or stands in for, the current allocator." CUPLUG_DOC_RETURNS
+      "list[tuple[int, str, Allocator, bool]]\n    One entry per allocator object and "
+      "context.\n");
 }
 
 py::dict stats_dict(const allocator &a) {

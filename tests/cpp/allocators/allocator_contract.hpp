@@ -119,6 +119,36 @@ inline void blocks_are_distinct_and_usable(const allocator_case &c) {
   BOOST_TEST(s.failures == 0u);
 }
 
+// peak_bytes is the highest bytes_in_use since creation or the last reset_peak(), which restarts
+// it from the bytes in use then and leaves the other counters alone (the core keeps them, so
+// every backend behaves alike).
+inline void peak_restarts_from_in_use(const allocator_case &c) {
+  auto a = make(c);
+  const device_ptr big = a->allocate(3000);
+  const device_ptr small = a->allocate(1000);
+  BOOST_TEST(a->stats().peak_bytes == 4000u);
+  a->deallocate(big, 3000);
+  BOOST_TEST(a->stats().peak_bytes == 4000u);
+  BOOST_TEST(a->reset_peak() == 4000u);
+  allocator_stats s = a->stats();
+  BOOST_TEST(s.peak_bytes == 1000u);
+  BOOST_TEST(s.bytes_in_use == 1000u);
+  BOOST_TEST(s.allocations == 2u);
+  BOOST_TEST(s.deallocations == 1u);
+  const device_ptr mid = a->allocate(500);
+  BOOST_TEST(a->stats().peak_bytes == 1500u);
+  a->deallocate(mid, 500);
+  a->deallocate(small, 1000);
+  BOOST_TEST(a->stats().peak_bytes == 1500u);
+  BOOST_TEST(a->reset_peak() == 1500u);
+  s = a->stats();
+  BOOST_TEST(s.peak_bytes == 0u);
+  BOOST_TEST(s.bytes_in_use == 0u);
+  BOOST_TEST(s.allocations == 3u);
+  BOOST_TEST(s.deallocations == 3u);
+  BOOST_TEST(s.failures == 0u);
+}
+
 // Memory allocated for a stream is usable by it and may be freed on it; the default stream
 // may reuse it afterwards.
 inline void stream_ordered_use(const allocator_case &c) {
@@ -330,6 +360,9 @@ inline void driver_memory_returns_to_baseline(const allocator_case &c) {
   }                                                                                                \
   BOOST_AUTO_TEST_CASE(blocks_are_distinct_and_usable) {                                           \
     cuplug::test::contract::blocks_are_distinct_and_usable(case_fn());                             \
+  }                                                                                                \
+  BOOST_AUTO_TEST_CASE(peak_restarts_from_in_use) {                                                \
+    cuplug::test::contract::peak_restarts_from_in_use(case_fn());                                  \
   }                                                                                                \
   BOOST_AUTO_TEST_CASE(stream_ordered_use) {                                                       \
     cuplug::test::contract::stream_ordered_use(case_fn());                                         \

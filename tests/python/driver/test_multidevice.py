@@ -107,6 +107,40 @@ def test_a_chosen_pool_backend_gets_an_instance_per_device(two):
     assert first != second
 
 
+def test_memory_summary_has_a_line_per_device(two):
+    import cuplug
+    import cuplug.memory as memory
+
+    c0, c1 = two
+    with cuplug.using(allocator="pool"):
+        with c0:
+            a = drv.mem_alloc(1 << 20)
+        with c1:
+            t = drv.mem_alloc(5 << 20)
+            b = drv.mem_alloc(3 << 20)
+            t.free()
+        lines = [
+            [cell for cell in line.split("  ") if cell.strip()]
+            for line in memory.summary().splitlines()[3:]
+        ]
+        pools = {line[0].strip(): line for line in lines if line[1].strip() == "pool*"}
+        assert set(pools) == {"0", "1"}  # the selected pool, and its instance for device 1
+        assert pools["0"][3].strip() == "1.00 MiB" and pools["1"][3].strip() == "3.00 MiB"
+        assert pools["1"][4].strip() == "8.00 MiB"  # peak: the 5 MiB block and the 3 MiB one
+        only_1 = memory.summary(device=1).splitlines()[3:]
+        assert only_1 and all(line.split()[0] == "1" for line in only_1)
+        memory.reset_peak()  # every device's
+        with c1:
+            b.free()
+            b = drv.mem_alloc(1 << 20)  # the 3 MiB block stays cached
+        with c0:
+            a.free()
+        device_1 = [line.split() for line in memory.summary(device=1).splitlines()[3:]]
+        (pool_1,) = [line for line in device_1 if line[1] == "pool*"]
+        assert pool_1[3:7] == ["1.00", "MiB", "3.00", "MiB"]  # in use; the peak since the reset
+        b.free()
+
+
 def test_an_allocator_that_caches_nothing_is_shared_by_devices(two):
     import cuplug
 
