@@ -39,6 +39,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
+from cuplug._driver import memory_table as _memory_table
 from cuplug._public import public_dir as _public_dir
 
 from . import _core
@@ -209,56 +210,6 @@ def reset_peak(allocator: Allocator | str | None = None) -> None:
         a.reset_peak()
 
 
-_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB")
-
-
-def _size(n: int) -> str:
-    """``n`` bytes for people: "512 B", "1.50 KiB", "3.00 GiB"."""
-    if n < 1024:
-        return f"{n} B"
-    value = float(n)
-    for unit in _UNITS:
-        value /= 1024
-        if value < 1024 or unit == _UNITS[-1]:
-            return f"{value:.2f} {unit}"
-    raise AssertionError("unreachable")
-
-
-_COLUMNS = (
-    "device",
-    "allocator",
-    "role",
-    "in use",
-    "peak",
-    "cached",
-    "reserved",
-    "blocks a/h",
-    "allocs",
-    "frees",
-    "failures",
-)
-
-
-def _row(device: int | None, role: str, a: Allocator, is_now: bool) -> list[str]:
-    s = a.stats()
-    pool = a.pool_stats()
-    reserved = pool["managed_bytes"] if pool is not None else s["bytes_in_use"] + s["bytes_held"]
-    blocks = f"{pool['active_blocks']}/{pool['held_blocks']}" if pool is not None else "-"
-    return [
-        "-" if device is None else str(device),
-        a.name + ("*" if is_now else ""),
-        role,
-        _size(s["bytes_in_use"]),
-        _size(s["peak_bytes"]),
-        _size(s["bytes_held"]),
-        _size(reserved),
-        blocks,
-        str(s["allocations"]),
-        str(s["deallocations"]),
-        str(s["failures"]),
-    ]
-
-
 def summary(allocator: Allocator | str | None = None, *, device: int | None = None) -> str:
     """A table of the allocators' statistics, one line per device and allocator, for people
     (:func:`stats` is for programs); shorter than ``torch.cuda.memory_summary()``.
@@ -296,24 +247,15 @@ def summary(allocator: Allocator | str | None = None, *, device: int | None = No
         raise ValueError("memory.summary: pass an allocator or a device, not both")
     if allocator is not None:
         a = _resolve(allocator, "summary")
-        rows = [_row(None, "given", a, a is current())]
+        rows = [_memory_table.row(None, "given", a, a is current())]
     else:
-        rows = [_row(*entry) for entry in _in_use() if device is None or entry[0] == device]
+        rows = [
+            _memory_table.row(*entry) for entry in _in_use() if device is None or entry[0] == device
+        ]
     title = "cuplug memory summary" + ("" if device is None else f", device {device}")
     if not rows:
         return f"{title}\n(no allocator has served device {device})"
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(_COLUMNS)]
-
-    def line(cells) -> str:
-        # Text columns to the left, numbers to the right.
-        return "  ".join(
-            cell.ljust(w) if i in (1, 2) else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    out = [title, line(_COLUMNS), line("-" * w for w in widths)]
-    out.extend(line(r) for r in rows)
-    return "\n".join(out)
+    return _memory_table.render(title, rows)
 
 
 def free_held(allocator: Allocator | str | None = None) -> int:

@@ -10,6 +10,7 @@ import pytest
 
 import cuplug
 import cuplug.memory as memory
+from cuplug._driver import memory_table
 from cuplug.config import ConfigError
 
 
@@ -108,7 +109,9 @@ def test_pool_stats_of_an_allocator_that_is_no_pool():
 
 
 def test_sizes_read_as_people_write_them():
-    assert [memory._size(n) for n in (0, 1023, 1024, 1536, 5 << 30, 3 << 50, 1 << 62)] == [
+    assert [
+        memory_table.size_text(n) for n in (0, 1023, 1024, 1536, 5 << 30, 3 << 50, 1 << 62)
+    ] == [
         "0 B",
         "1023 B",
         "1.00 KiB",
