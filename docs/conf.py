@@ -43,7 +43,7 @@ root_doc = "index"
 exclude_patterns = ["_build", "img/*.md"]
 myst_heading_anchors = 3  # #anchor links to headings, as GitHub makes them
 myst_enable_extensions = ["colon_fence"]
-html_theme = "alabaster"
+html_theme = "furo"  # wide API pages and tables; alabaster squeezed them
 html_title = f"cuplug {release}"
 html_static_path: list[str] = []
 
@@ -52,8 +52,27 @@ html_static_path: list[str] = []
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
 autodoc_typehints = "signature"
-# No napoleon: the docstrings are prose with ``literals``, no Google / NumPy sections, and
-# napoleon reads a property's "(width, height) of ...: ..." as "type: description".
+# NumPy-style sections (Parameters, Returns, Raises, ...) become field lists through napoleon's
+# NumpyDocstring, applied here only to docstrings that have such a section: napoleon as an
+# extension would also read a property's "(width, height) of ...: ..." as "type: description".
+_SECTION = re.compile(
+    r"^\s*(Parameters|Returns|Yields|Raises|Warns|Other Parameters|Attributes|Examples|Notes"
+    r"|See Also)\s*\n\s*-{3,}\s*$",
+    re.M,
+)
+
+
+def _numpy_sections(app, what, name, obj, options, lines):
+    if what not in ("function", "method", "class", "module", "exception") or not lines:
+        return
+    if not _SECTION.search("\n".join(lines)):
+        return
+    from sphinx.ext.napoleon import Config
+    from sphinx.ext.napoleon.docstring import NumpyDocstring
+
+    config = Config(napoleon_use_param=True, napoleon_use_rtype=True)
+    converted = NumpyDocstring(lines, config, app, what, name, obj, options).lines()
+    lines[:] = converted
 
 
 class ModuleDoc(SphinxDirective):
@@ -133,3 +152,4 @@ PythonDomain.note_object = _note_object_once
 def setup(app):
     app.add_directive("moduledoc", ModuleDoc)
     app.connect("autodoc-process-docstring", escape_plain_docstring)
+    app.connect("autodoc-process-docstring", _numpy_sections)  # after the escaping

@@ -2,8 +2,8 @@
 # Builds the documentation site (Sphinx + MyST: docs/*.md and the API reference from the built
 # extension's docstrings) into build/docs/html, with warnings as errors (-W). Needs a build of
 # cuplug in $CUPLUG_BUILD_DIR (default build/, as bash tools/test.sh makes; this script builds
-# what is missing there). Sphinx and myst-parser are installed from PyPI into the build's virtual
-# environment when missing (tools/ensure_deps.sh's). The docs' Python examples are tested by
+# what is missing there). Sphinx, myst-parser and the furo theme are installed from PyPI into
+# the build's virtual environment when missing (tools/ensure_deps.sh's). The docs' Python examples are tested by
 # tests/python/package/test_docs.py, not here.
 # Usage: bash tools/build_docs.sh [OUTDIR]   (default build/docs/html)
 set -euo pipefail
@@ -16,10 +16,10 @@ python=$(bash tools/ensure_deps.sh) || { echo "tools/build_docs.sh: tools/ensure
 PATH="$(dirname "$python"):$PATH"
 export PATH
 
-if ! "$python" -c 'import sphinx, myst_parser' 2>/dev/null; then
-  echo "tools/build_docs.sh: pip install sphinx myst-parser (into $("$python" -c 'import sys; print(sys.prefix)'))"
-  "$python" -m pip install -q --disable-pip-version-check "sphinx>=8,<10" "myst-parser>=4,<6" ||
-    { echo "tools/build_docs.sh: could not install sphinx and myst-parser"; exit 1; }
+if ! "$python" -c 'import sphinx, myst_parser, furo' 2>/dev/null; then
+  echo "tools/build_docs.sh: pip install sphinx myst-parser furo (into $("$python" -c 'import sys; print(sys.prefix)'))"
+  "$python" -m pip install -q --disable-pip-version-check "sphinx>=8,<10" "myst-parser>=4,<6" \
+    "furo>=2024.8" || { echo "tools/build_docs.sh: could not install sphinx, myst-parser and furo"; exit 1; }
 fi
 
 # The API reference imports the extension and its plugins (cuplug.gl needs the gl plugin) from
