@@ -58,7 +58,10 @@ def run_on_gpu():
     from cuplug.compiler import SourceModule
 
     device = cuda.Device(0)
-    context = device.make_context()
+    # The device's primary context, the one CuPy, PyTorch and the runtime API share (what
+    # cuplug.autoprimaryctx makes current), rather than a private one only this script could use.
+    context = device.retain_primary_context()
+    context.push()
     try:
         major, minor = device.compute_capability()
         free, total = cuda.mem_get_info()

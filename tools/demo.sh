@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo command: builds what the demo needs into build/ when needed (the core, the plugins,
-# the extension), then runs examples/demo.py against that build, and the seed's first example
-# (examples/gpuarray_basic.py) on the GPU, or says what it would do where there is none.
+# the extension), then runs examples/demo.py against that build, and the first example of PyCUDA's
+# documentation (examples/gpuarray_basic.py) on the GPU, or says what it would do where there is
+# none. It installs only what building and running need (tools/ensure_deps.sh --demo).
 # Environment: CUPLUG_BUILD_DIR (default build), CUPLUG_JOBS (default: every core), PYTHON and
 # CUPLUG_VENV (tools/ensure_deps.sh).
 set -u
@@ -12,16 +13,17 @@ case $build in /*) ;; *) build="$root/$build" ;; esac
 jobs=${CUPLUG_JOBS:-$(nproc)}
 # The Python to use (a virtual environment; tools/ensure_deps.sh says which and why), with what
 # is missing installed; its bin/ first on PATH for the cmake / ninja it may have brought.
-python=$(bash tools/ensure_deps.sh) || { echo "tools/demo.sh: tools/ensure_deps.sh FAILED"; exit 1; }
+python=$(bash tools/ensure_deps.sh --demo) || { echo "tools/demo.sh: tools/ensure_deps.sh FAILED"; exit 1; }
 export PATH="$(dirname "$python"):$PATH"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$python" ||
     { echo "tools/demo.sh: cmake configure FAILED"; exit 1; }
 fi
 targets=(cuplug_core cuplug_python cuplug_python_files)
-# Every plugin the configure step made a target for (one may be left out, e.g. without NVRTC).
-for dir in plugins/*/; do
-  target="cuplug_$(basename "$dir")"
+# Every plugin the configure step made a target for (one may be left out, e.g. without NVRTC),
+# the gl interop plugin (the default interop backend) and the GL window helper among them.
+for target in $(for dir in plugins/*/; do echo "cuplug_$(basename "$dir")"; done) \
+  cuplug_interop_gl cuplug_gl_window_python; do
   ninja -C "$build" -t query "$target" >/dev/null 2>&1 && targets+=("$target")
 done
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" ||
@@ -30,10 +32,10 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]}" ||
 export PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}"
 "$python" examples/demo.py || exit $?
 
-# The seed's first example (PyCUDA code, unchanged, on cuplug) on the GPU when there is one.
+# PyCUDA code, unchanged, on cuplug, on the GPU when there is one.
 echo
-echo "== the seed's example: examples/gpuarray_basic.py"
-sed -n '/^# The seed/,/^# fmt: on/p' examples/gpuarray_basic.py | grep -v '^# '
+echo "== PyCUDA's first example: examples/gpuarray_basic.py"
+sed -n '/^# The PyCUDA example/,/^# fmt: on/p' examples/gpuarray_basic.py | grep -v '^# '
 no_gpu=$("$python" - <<'PY'
 import cuplug
 if not cuplug.is_available():

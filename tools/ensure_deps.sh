@@ -13,8 +13,9 @@
 # Ninja and the Boost headers, when missing, come from PyPI into the virtual environment (cmake,
 # ninja, boost-headers), as do NumPy, pybind11 and pytest. The CUDA toolkit is not installed: the
 # CMake configure says where it looked and what to set when there is none.
-# Usage: python=$(bash tools/ensure_deps.sh [--packaging] [--style])   (--packaging adds
-# scikit-build-core for pip install .; --style makes ruff and clang-format required).
+# Usage: python=$(bash tools/ensure_deps.sh [--packaging] [--style] [--demo])   (--packaging adds
+# scikit-build-core for pip install .; --style makes ruff and clang-format required; --demo asks
+# only what building and running needs: no pytest, no optional test packages, no Xvfb or Mesa).
 # Optional packages (pybind11-stubgen for the stub drift test, ruff without --style, hypothesis,
 # mypy and basedpyright for the type checking test) are installed when pip can; when it cannot, a
 # warning says what is skipped.
@@ -23,11 +24,13 @@ exec 3>&1 1>&2 # stdout is the answer only
 cd "$(dirname "$0")/.." || exit 1
 packaging=0
 style=0
+demo=0
 for arg in "$@"; do
   case $arg in
     --packaging) packaging=1 ;;
     --style) style=1 ;;
-    *) echo "usage: python=\$(bash tools/ensure_deps.sh [--packaging] [--style])"; exit 2 ;;
+    --demo) demo=1 ;;
+    *) echo "usage: python=\$(bash tools/ensure_deps.sh [--packaging] [--style] [--demo])"; exit 2 ;;
   esac
 done
 say() { echo "ensure_deps: $*"; }
@@ -71,8 +74,9 @@ fi
 # Mesa for the GL window tests (tests/python/gl starts an Xvfb); without them the build leaves
 # cuplug.gl.Window out and its tests skip or fail. Debian's names; checked with dpkg.
 if command -v dpkg >/dev/null; then
-  for p in libglfw3-dev libglew-dev libegl-dev libgl-dev xvfb xauth libgl1-mesa-dri libglx-mesa0 \
-    libegl-mesa0; do
+  gl_packages=(libglfw3-dev libglew-dev libegl-dev libgl-dev)
+  [ $demo -eq 1 ] || gl_packages+=(xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl-mesa0)
+  for p in "${gl_packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || apt_missing+=("$p")
   done
 fi
@@ -89,7 +93,7 @@ if [ "$("$python" -c 'import sys; print(int(sys.prefix != sys.base_prefix))')" !
 fi
 
 # What may come from PyPI into that environment, by import name or check, and pip requirement.
-"$python" - "$packaging" "$style" <<'PY' || exit 1
+"$python" - "$packaging" "$style" "$demo" <<'PY' || exit 1
 import importlib.util
 import os
 import re
@@ -120,6 +124,9 @@ if sys.argv[1] == "1":
     wanted["scikit_build_core"] = "scikit-build-core>=0.10"
 if sys.argv[2] == "1":
     wanted["ruff"] = optional.pop("ruff")[0]
+if sys.argv[3] == "1":  # the demo: building and running only
+    del wanted["pytest"]
+    optional.clear()
 
 
 def program_version(name):
