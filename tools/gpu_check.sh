@@ -508,6 +508,26 @@ if [ $rc -eq 0 ] && [ $measured -eq 0 ]; then
 else
   fail "bench FAILED (exit $rc; $ratios; bench.log)"
 fi
+# The same PyCUDA code on real PyCUDA and on cuplug (tests/benchmarks/bench_pycuda.py), where the
+# tree brought PyCUDA's sdist (.pycuda/, docs/compat.md): its own summary field, the rows over
+# their goal named.
+if [ "$part" = bench ] && ls "$root"/.pycuda/pycuda-*.tar.gz >/dev/null 2>&1; then
+  site=$build/realpycuda
+  if timeout "$(budget 240 60)" bash tools/real_pycuda.sh "$site" "$jobs" >"$out/real_pycuda.log" 2>&1 &&
+    timeout "$(budget 300 0)" "$python" tests/benchmarks/bench_pycuda.py --real-site "$site" \
+      --json-out "$out/bench_pycuda.json" >"$out/bench_pycuda.log" 2>&1; then
+    side=$("$python" - "$out/bench_pycuda.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+over = [f"{k} {v['ratio']:.2f}x" for k, v in rows.items() if v["ratio"] is None or v["ratio"] > v["goal"]]
+print(f"{len(rows) - len(over)} of {len(rows)} rows at goal" + (f"; over: {', '.join(over)}" if over else ""))
+PY
+)
+    note "vs real PyCUDA: $side (bench_pycuda.log)"
+  else
+    fail "bench_pycuda FAILED (real_pycuda.log, bench_pycuda.log)"
+  fi
+fi
 fi # all benchmarks
 # bench_multigpu (run by run_all.sh) skips with one GPU; with several its numbers get a field.
 if [ "${gpus:-0}" -gt 1 ]; then
