@@ -265,10 +265,19 @@ _LAZY_SUBMODULES: tuple[str, ...] = (
 )
 
 
+#: Public functions of submodules that ``cuplug.<name>`` gives, importing them on first use.
+_LAZY_FUNCTIONS: dict[str, str] = {"fuse": "fusion"}
+
+
 def __getattr__(name: str) -> object:
     """``cuplug.gpuarray`` and the other public submodules, imported on first use. A submodule
     that cannot be imported here (``cuplug.gl`` without its interop backend) is an
-    AttributeError carrying the ImportError's reason, so that hasattr() says False."""
+    AttributeError carrying the ImportError's reason, so that hasattr() says False.
+    ``cuplug.fuse`` is cuplug.fusion.fuse."""
+    if name in _LAZY_FUNCTIONS:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_FUNCTIONS[name]}"), name)
     if name not in _LAZY_SUBMODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
@@ -286,6 +295,7 @@ __all__ = [
     "__version__",
     "config",
     "device_count",
+    "fuse",
     "is_available",
     "plugins",
     "use",
