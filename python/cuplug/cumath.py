@@ -28,8 +28,8 @@ import warnings
 import numpy as np
 
 from cuplug import _core
-from cuplug._codegen import ops as _ops
 from cuplug._array import fuse_trace as _fuse_trace
+from cuplug._codegen import ops as _ops
 from cuplug._codegen.ops import Op as MathFunction
 from cuplug._public import public_dir as _public_dir
 

@@ -83,7 +83,7 @@ def test_kernel_source_chains_the_unfused_statements(env):
     assert [a.name for a in k.args] == ["o0", "a0", "a1", "p0"]
     assert [a.vector for a in k.args] == [True, True, True, False]
     assert k.args[0].dtype == np.float32 and k.args[3].dtype == np.float32
-    src, _ = k.source("vvvs")
+    src, _ = k.source("cccs")
     assert "float t0_0;" in src and "float t1_0;" in src and "float t2_0;" in src
     assert "o0[i] = t2_0;" in src
     assert "sqrt(a)" in src and "p0" in src
