@@ -28,7 +28,8 @@ import warnings
 import numpy as np
 
 from cuplug import _core
-from cuplug._array import fuse_trace as _fuse_trace
+from cuplug._array.fuse_trace import Traced as _Traced
+from cuplug._array.fuse_trace import apply as _fuse_apply
 from cuplug._codegen import ops as _ops
 from cuplug._codegen.ops import Op as MathFunction
 from cuplug._public import public_dir as _public_dir
@@ -36,7 +37,7 @@ from cuplug._public import public_dir as _public_dir
 _apply = _core._array.apply
 _ArrayBase = _core._array.ArrayBase
 # Operands that make a call an array operation: GPUArrays and cuplug.fuse's traced values.
-_ARRAYS = (_ArrayBase, _fuse_trace.Traced)
+_ARRAYS = (_ArrayBase, _Traced)
 
 #: The rows of the operation table that are cumath functions (aliases share their row).
 FUNCTIONS = _ops.cumath_rows()
@@ -199,7 +200,7 @@ def _make(fn: MathFunction, name: str):
         try:
             return _apply(op, operands, out, stream)
         except TypeError:
-            traced = _fuse_trace.apply(op, operands, out)  # inside cuplug.fuse's trace
+            traced = _fuse_apply(op, operands, out)  # inside cuplug.fuse's trace
             if traced is None:
                 raise
             return traced

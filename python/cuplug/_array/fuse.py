@@ -17,16 +17,16 @@ import traceback
 
 import numpy as np
 
-from cuplug import _dtypes
+from cuplug import _core, _dtypes
 from cuplug._codegen import ops as _ops
 from cuplug._kernels.engine import Arg, Kernel
 
-from . import fuse_trace as _tr
 from .creation import empty
+from .fuse_trace import FuseError, Proxy, Trace, user_line
 
 __all__ = ["Fused", "generate"]
 
-_ArrayBase = _tr._ArrayBase
+_ArrayBase = _core._array.ArrayBase
 _PLACEHOLDER = re.compile(r"\b(?:x(\d)\[i\]|s(\d)\b|z(\d?)\[i\])")
 
 
@@ -127,7 +127,7 @@ class _Compiled:
     """One signature's kernel: what to pass it, how to shape and return the results."""
 
     def __init__(self, fn, key):
-        trace = _tr.Trace()
+        trace = Trace()
         proxies = [
             trace.leaf(k, kind[1], kind[2]) if kind[0] == "a" else trace.scalar_arg(k, None)
             for k, kind in enumerate(key)
@@ -137,18 +137,18 @@ class _Compiled:
                 p.value = kind[1](1) if isinstance(kind[1], type) else np.ones((), kind[1])[()]
         try:
             result = fn(*proxies)
-        except _tr.FuseError:
+        except FuseError:
             raise
         except Exception as e:
-            where = _tr.user_line(traceback.extract_tb(e.__traceback__))
-            raise _tr.FuseError(
+            where = user_line(traceback.extract_tb(e.__traceback__))
+            raise FuseError(
                 f"cuplug.fuse cannot trace {fn.__name__}: {type(e).__name__}: {e}{where}"
             ) from e
         self.single = not isinstance(result, tuple)
         results = (result,) if self.single else result
         for r in results:
-            if not isinstance(r, _tr.Proxy):
-                raise _tr.FuseError(
+            if not isinstance(r, Proxy):
+                raise FuseError(
                     f"cuplug.fuse: {fn.__name__} must return GPUArray values (a tuple of them for "
                     f"several results), got {type(r).__name__}"
                 )

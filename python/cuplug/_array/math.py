@@ -19,8 +19,8 @@ from cuplug import _core, _dtypes
 from cuplug._codegen import ops as _ops
 from cuplug._kernels.engine import Arg, Kernel
 
-from . import fuse_trace as _fuse_trace
 from .creation import _full_like_shape, empty
+from .fuse_trace import apply as _fuse_apply
 
 if TYPE_CHECKING:
     from typing_extensions import Protocol
@@ -163,7 +163,7 @@ def broadcast_shape(*arrays):
 def _traced(name, operands, out, error):
     """Inside cuplug.fuse's trace: the traced result; else raises ``error`` (the operation's
     own TypeError)."""
-    traced = _fuse_trace.apply(name, operands, out)
+    traced = _fuse_apply(name, operands, out)
     if traced is None:
         raise error
     return traced
