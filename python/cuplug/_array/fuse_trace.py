@@ -26,18 +26,26 @@ __all__ = ["FuseError", "Proxy", "ScalarArg", "Trace", "Traced", "apply", "user_
 _ArrayBase = _core._array.ArrayBase
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SCALARS = (bool, int, float, complex, np.generic)
+# NumPy's ufuncs -> rows of the operation table (as cuplug._array.numpy_protocols maps them).
+_UFUNCS = {row.ufunc: row.name for row in _ops.TABLE}
+_UFUNCS.setdefault(np.degrees, "rad2deg")
+_UFUNCS.setdefault(np.radians, "deg2rad")
 
 
 class FuseError(TypeError):
     """A construct cuplug.fuse cannot trace (a TypeError)."""
 
 
+_LIBRARIES = (_PACKAGE + os.sep, os.path.dirname(os.path.abspath(np.__file__)) + os.sep)
+
+
 def _in_package(filename):
-    return os.path.abspath(filename).startswith(_PACKAGE + os.sep)
+    """Whether a frame's file is cuplug's or NumPy's (not the user's code)."""
+    return os.path.abspath(filename).startswith(_LIBRARIES)
 
 
 def user_line(frames=None) -> str:
-    """``file:line`` of the innermost frame outside the cuplug package ("" when there is none):
+    """``file:line`` of the innermost frame outside cuplug and NumPy ("" when there is none):
     the line of the fused function that did what the tracer cannot follow. ``frames``: a
     traceback's frames (traceback.extract_tb); None: the current stack."""
     if frames is not None:
@@ -219,8 +227,17 @@ class Proxy(Traced):
     are known, its values are not."""
 
     __slots__ = ("_k", "_node", "_trace", "ndim")
-    __array_ufunc__ = None  # NumPy scalars defer to the reflected operators
     __hash__ = None
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy's ufuncs (``np.exp(x)``, ``np.float32(2) * x``): the table's row of the ufunc,
+        as cuplug's __array_ufunc__ maps them; other methods and keywords are refused."""
+        if method != "__call__" or kwargs:
+            _refuse(f"numpy.{ufunc.__name__}.{method} with keywords {sorted(kwargs)}")
+        name = _UFUNCS.get(ufunc)
+        if name is None:
+            _refuse(f"numpy.{ufunc.__name__} (no cuplug operation)")
+        return apply(name, inputs)
 
     def __init__(self, trace, node, k, ndim):
         self._trace, self._node, self._k, self.ndim = trace, node, k, ndim

@@ -157,6 +157,14 @@ def test_scalar_host_expressions_and_values_each_call(env):
     assert fake.launch_count() == 2
 
 
+def test_numpy_ufuncs_and_numpy_scalars_trace_as_the_table_rows(env):
+    gpuarray, fake = env
+    x = gpuarray.empty(4, np.float32)
+    k = cuplug.fuse(lambda x: np.exp(np.float32(2) * x) + np.sin(x)).kernel(x)
+    assert k.args[0].dtype == np.float32 and "exp(a)" in k.operation
+    assert cuplug.fuse(lambda x: np.float64(2) * x).kernel(x).args[0].dtype == np.float64
+
+
 def test_where_comparisons_casts_abs_and_two_outputs(env):
     gpuarray, fake = env
 
@@ -231,7 +239,9 @@ def _branchy(x):
         (lambda x: float(x) + x, "float()"),
         (lambda x: x.get(), r"attribute \.get"),
         (lambda x: x[0], "indexing"),
-        (lambda x: np.exp(x), "does not support ufuncs"),
+        (lambda x: np.add.reduce(x), "numpy.add.reduce"),
+        (lambda x: np.sum(x), r"attribute \.sum"),
+        (lambda x: np.gcd(x, x), "numpy.gcd"),
         (lambda x: len(x) + x, "len()"),
         (lambda x: 3, "must return GPUArray"),
     ],
