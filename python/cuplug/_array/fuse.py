@@ -100,6 +100,20 @@ def generate(trace, outputs, name="fused"):
     return kernel, arrays, slots
 
 
+def _depends(node):
+    """The positions of the array arguments ``node`` is computed from."""
+    seen, stack, args = set(), [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.name is None:
+            args.add(n.arg)
+        stack += [src for src, _ in n.inputs if src != "scalar"]
+    return args
+
+
 def _leaf(trace, arg):
     return next(n for n in trace.nodes if n.name is None and n.arg == arg)
 
@@ -157,6 +171,11 @@ class _Compiled:
         self.scalars = [(trace.scalars[m][0], trace.scalars[m][1]) for m in slots]
         self.checks = [trace.scalars[m][0] for m in trace.checks if m in slots]
         self.dtypes = [r.dtype for r in results]
+        # Per result, the array arguments it depends on where that is not all of them: its
+        # unfused shape may then be smaller than the kernel's (refused at the call).
+        self.partial = [
+            deps for deps in (_depends(r._node) for r in results) if deps != set(self.arrays)
+        ]
 
     def __call__(self, args, stream):
         args = [x[()] if isinstance(x, np.ndarray) else x for x in args]
@@ -173,6 +192,13 @@ class _Compiled:
             raise ValueError(
                 f"operands could not be broadcast together with shapes {shapes}"
             ) from None
+        for deps in self.partial:
+            own = np.broadcast_shapes(*(args[j].shape for j in deps)) if deps else ()
+            if own != shape:
+                raise ValueError(
+                    f"cuplug.fuse: results of different shapes ({own} and {shape}) are not "
+                    "fused yet; fuse each result's function separately"
+                )
         outs = [empty(shape, dt) for dt in self.dtypes]
         values = []
         for get, dt in self.scalars:

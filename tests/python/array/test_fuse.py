@@ -182,6 +182,16 @@ def test_where_comparisons_casts_abs_and_two_outputs(env):
     assert fake.launch_count() == 1
 
 
+def test_results_of_different_unfused_shapes_are_refused(env):
+    gpuarray, fake = env
+    f = cuplug.fuse(lambda x, y: (x + 1, y * 2))
+    a, b = f(gpuarray.empty((3, 4), np.float32), gpuarray.empty((3, 4), np.float32))
+    assert a.shape == b.shape == (3, 4)
+    with pytest.raises(ValueError, match="different shapes"):
+        f(gpuarray.empty((3, 4), np.float32), gpuarray.empty(4, np.float32))
+    assert fake.launch_count() == 1
+
+
 def test_broadcasting_and_strides_are_the_engines(env):
     gpuarray, fake = env
     f = cuplug.fuse(lambda x, y: x - y)
