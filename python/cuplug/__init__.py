@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 __version__ = "0.1.0"
 
@@ -264,6 +264,9 @@ _LAZY_SUBMODULES: tuple[str, ...] = (
     "tools",
 )
 
+
+if TYPE_CHECKING:  # what __getattr__ gives, for type checkers
+    from .fusion import fuse as fuse
 
 #: Public functions of submodules that ``cuplug.<name>`` gives, importing them on first use.
 _LAZY_FUNCTIONS: dict[str, str] = {"fuse": "fusion"}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import traceback
+from typing import Any
 
 import numpy as np
 
@@ -220,7 +221,7 @@ class Fused:
         self._cache = {}
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args, stream=None):
+    def __call__(self, *args: Any, stream: Any = None) -> Any:
         key = _signature(args)
         compiled = self._cache.get(key)
         if compiled is None:
