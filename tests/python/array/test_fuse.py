@@ -292,3 +292,32 @@ def test_unsupported_dtype_combination_is_the_unfused_error(env):
         b - b
     with pytest.raises(TypeError):
         cuplug.fuse(lambda x: x - x)(b)
+
+
+def test_branching_on_a_scalar_argument_is_refused(env):
+    gpuarray, _ = env
+
+    def f(x, s):
+        if s > 0:
+            return x * s
+        return x
+
+    with pytest.raises(TypeError, match="truth value of a scalar argument"):
+        cuplug.fuse(f)(gpuarray.empty(4, np.float32), 2)
+
+
+def test_ldexp_float_exponent_argument_is_truncated_as_unfused(env):
+    gpuarray, fake = env
+    x = gpuarray.empty(4, np.float32)
+    f = cuplug.fuse(lambda x, e: cumath.ldexp(x, e))
+    k = f.kernel(x, 2.5)
+    assert [a.dtype for a in k.args if not a.vector] == [np.dtype(np.int32)]
+    assert f(x, 2.5).dtype == cumath.ldexp(x, 2.5).dtype == np.float32
+
+
+def test_unused_arguments_take_no_part(env):
+    gpuarray, fake = env
+    f = cuplug.fuse(lambda x, y: x + 1)
+    k = f.kernel(gpuarray.empty(4, np.float32), gpuarray.empty(7, np.int8))
+    assert [a.name for a in k.args] == ["o0", "a0", "p0"]
+    assert f(gpuarray.empty(4, np.float32), gpuarray.empty(7, np.int8)).shape == (4,)
