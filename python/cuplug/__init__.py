@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 __version__ = "0.1.0"
 
@@ -265,10 +265,22 @@ _LAZY_SUBMODULES: tuple[str, ...] = (
 )
 
 
+if TYPE_CHECKING:  # what __getattr__ gives, for type checkers
+    from .fusion import fuse as fuse
+
+#: Public functions of submodules that ``cuplug.<name>`` gives, importing them on first use.
+_LAZY_FUNCTIONS: dict[str, str] = {"fuse": "fusion"}
+
+
 def __getattr__(name: str) -> object:
     """``cuplug.gpuarray`` and the other public submodules, imported on first use. A submodule
     that cannot be imported here (``cuplug.gl`` without its interop backend) is an
-    AttributeError carrying the ImportError's reason, so that hasattr() says False."""
+    AttributeError carrying the ImportError's reason, so that hasattr() says False.
+    ``cuplug.fuse`` is cuplug.fusion.fuse."""
+    if name in _LAZY_FUNCTIONS:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_FUNCTIONS[name]}"), name)
     if name not in _LAZY_SUBMODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
@@ -286,6 +298,7 @@ __all__ = [
     "__version__",
     "config",
     "device_count",
+    "fuse",
     "is_available",
     "plugins",
     "use",

@@ -28,12 +28,16 @@ import warnings
 import numpy as np
 
 from cuplug import _core
+from cuplug._array.fuse_trace import Traced as _Traced
+from cuplug._array.fuse_trace import apply as _fuse_apply
 from cuplug._codegen import ops as _ops
 from cuplug._codegen.ops import Op as MathFunction
 from cuplug._public import public_dir as _public_dir
 
 _apply = _core._array.apply
 _ArrayBase = _core._array.ArrayBase
+# Operands that make a call an array operation: GPUArrays and cuplug.fuse's traced values.
+_ARRAYS = (_ArrayBase, _Traced)
 
 #: The rows of the operation table that are cumath functions (aliases share their row).
 FUNCTIONS = _ops.cumath_rows()
@@ -165,7 +169,7 @@ def _operands(fn, args):
     """The operands as the dispatcher takes them, checked as PyCUDA's cumath needs: at least
     one GPUArray (a kernel over scalars alone has no shape), 0-d NumPy arrays as scalars, and
     PyCUDA's float exponents of ldexp truncated to int (the table's ``int_args``)."""
-    if not any(isinstance(x, _ArrayBase) for x in args):
+    if not any(isinstance(x, _ARRAYS) for x in args):
         raise TypeError(
             f"cumath.{fn.name}() needs a GPUArray operand, got "
             f"{', '.join(type(x).__name__ for x in args)} (gpuarray.to_gpu() copies NumPy "
@@ -173,7 +177,7 @@ def _operands(fn, args):
         )
     ops = list(args)
     for k, x in enumerate(ops):
-        if isinstance(x, _ArrayBase):
+        if isinstance(x, _ARRAYS):
             continue
         if isinstance(x, np.ndarray) and x.ndim == 0:
             x = ops[k] = x[()]
@@ -192,7 +196,14 @@ def _make(fn: MathFunction, name: str):
     def call(*args, out=None, stream=None, **kwargs):
         if kwargs or len(args) != fn.nin:  # PyCUDA's keywords or positional stream / out
             args, out, stream = _pycuda_form(fn, name, args, kwargs, out, stream)
-        return _apply(op, _operands(fn, args), out, stream)
+        operands = _operands(fn, args)
+        try:
+            return _apply(op, operands, out, stream)
+        except TypeError:
+            traced = _fuse_apply(op, operands, out)  # inside cuplug.fuse's trace
+            if traced is None:
+                raise
+            return traced
 
     names = _operand_names(fn)
     outputs = "GPUArray" if fn.nout == 1 else "tuple[GPUArray, GPUArray]"

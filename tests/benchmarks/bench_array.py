@@ -42,6 +42,7 @@ GOALS = {
     "sin(x)": 0.95,
     "a+row": 0.90,
     "x[::2]*2": 0.80,
+    "fuse:gauss": 0.90,
     "small_op_vs_torch": 0.60,
     "elementwise_cold_ms": 20.0,
     "fresh_process_ms": 2.0,
@@ -54,7 +55,10 @@ SMALL_N = 1000
 
 
 def cuplug_ops(n, side):
+    import cuplug
     from cuplug import cumath, gpuarray
+
+    gauss = cuplug.fuse(lambda x, a, b: cumath.exp(-x * x / 2) * a + b)
 
     x = gpuarray.to_gpu(np.ones(n, np.float32))
     y = gpuarray.to_gpu(np.full(n, 2, np.float32))
@@ -67,6 +71,7 @@ def cuplug_ops(n, side):
         "sin(x)": lambda: cumath.sin(x),
         "a+row": lambda: a + row,
         "x[::2]*2": lambda: strided * 2,
+        "fuse:gauss": lambda: gauss(x, 2.0, 1.0),
     }
 
 
@@ -86,12 +91,14 @@ def torch_ops(n, side):
         "sin(x)": lambda: torch.sin(x),
         "a+row": lambda: a + row,
         "x[::2]*2": lambda: strided * 2,
+        "fuse:gauss": None,  # torch has no fuser
     }
 
 
 def cupy_ops(n, side):
     import cupy
 
+    gauss = cupy.fuse(lambda x, a, b: cupy.exp(-x * x / 2) * a + b)
     x = cupy.ones(n, dtype=cupy.float32)
     y = cupy.full(n, 2, dtype=cupy.float32)
     a = cupy.ones((side, side), dtype=cupy.float32)
@@ -103,6 +110,7 @@ def cupy_ops(n, side):
         "sin(x)": lambda: cupy.sin(x),
         "a+row": lambda: a + row,
         "x[::2]*2": lambda: strided * 2,
+        "fuse:gauss": lambda: gauss(x, 2.0, 1.0),
     }
 
 
@@ -115,6 +123,7 @@ def moved_bytes(n, side):
         "sin(x)": 2 * 4 * n,
         "a+row": 2 * 4 * side * side + 4 * side,
         "x[::2]*2": 4 * n + 4 * (n // 2),
+        "fuse:gauss": 2 * 4 * n,  # exp(-x*x/2)*a+b, scalar a and b: read x, write the result
     }
 
 

@@ -20,6 +20,7 @@ from cuplug._codegen import ops as _ops
 from cuplug._kernels.engine import Arg, Kernel
 
 from .creation import _full_like_shape, empty
+from .fuse_trace import apply as _fuse_apply
 
 if TYPE_CHECKING:
     from typing_extensions import Protocol
@@ -159,6 +160,15 @@ def broadcast_shape(*arrays):
         raise ValueError(f"operands could not be broadcast together with shapes {shapes}") from None
 
 
+def _traced(name, operands, out, error):
+    """Inside cuplug.fuse's trace: the traced result; else raises ``error`` (the operation's
+    own TypeError)."""
+    traced = _fuse_apply(name, operands, out)
+    if traced is None:
+        raise error
+    return traced
+
+
 def apply(name, *operands, out=None, stream=None):
     """The elementwise operation `name` (a NumPy ufunc name: "add", "maximum", "isnan", ...)
     over GPUArrays and scalars, with NumPy's broadcasting and result dtype."""
@@ -167,7 +177,10 @@ def apply(name, *operands, out=None, stream=None):
 
 def _binary(name: str, doc: str) -> _Binary:
     def f(a: Any, b: Any, out: GPUArray | None = None, stream: Any = None) -> GPUArray:
-        return _apply(name, (a, b), out, stream)
+        try:
+            return _apply(name, (a, b), out, stream)
+        except TypeError as e:
+            return _traced(name, (a, b), out, e)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (
@@ -304,7 +317,10 @@ def where(criterion, then_, else_, out=None, stream=None) -> GPUArray:
     GPUArray
         The result (``out`` when given).
     """
-    return _apply("where", (criterion, then_, else_), out, stream)
+    try:
+        return _apply("where", (criterion, then_, else_), out, stream)
+    except TypeError as e:
+        return _traced("where", (criterion, then_, else_), out, e)
 
 
 def if_positive(criterion, then_, else_, out=None, stream=None) -> GPUArray:

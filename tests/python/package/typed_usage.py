@@ -100,6 +100,9 @@ def arrays() -> np.ndarray:
     assert_type(cumath.sin(a), GPUArray)
     assert_type(cumath.power(a, 2), GPUArray)
     mantissa, exponent = cumath.frexp(a)
+    gauss = cuplug.fuse(lambda x, s: cumath.exp(-x * x / 2) * s)
+    fused_result: GPUArray = gauss(a, 2.0)
+    assert_type(fused_result, GPUArray)
     assert_type(mantissa, GPUArray)
     assert_type(curandom.rand((3, 4), dtype=np.float64), GPUArray)
     # Kernels made from C snippets.
