@@ -182,6 +182,24 @@ def _unwrap_0d(operands):
     return tuple(x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x for x in operands)
 
 
+def _require_numpy_loop(where: str, ufunc, inputs) -> None:
+    """TypeError where NumPy has no loop for these operands (np.floor of a complex array, say):
+    the operation table may know a wider set (PyCUDA's cumath does), but np.<ufunc> promises
+    NumPy's answer, which is a refusal. NEP 50 scalars: Python int/float/complex stay weak."""
+    sig = []
+    for x in inputs:
+        if _is_gpu_array(x) or isinstance(x, np.generic):
+            sig.append(x.dtype)
+        elif isinstance(x, bool):
+            sig.append(np.dtype(np.bool_))
+        else:
+            sig.append(type(x))  # int, float or complex: weak, as NumPy's own scalars
+    try:
+        ufunc.resolve_dtypes((*sig, *(None,) * ufunc.nout))
+    except TypeError as e:
+        raise TypeError(f"{where}: {e}") from None
+
+
 def _ufunc_call(self, ufunc, inputs, out, kwargs):
     where = f"numpy.{ufunc.__name__}"
     name = _UFUNCS.get(ufunc)
@@ -194,6 +212,7 @@ def _ufunc_call(self, ufunc, inputs, out, kwargs):
     if not _check_operands(where, (*inputs, *(out or ()))):
         return NotImplemented
     inputs = _unwrap_0d(inputs)
+    _require_numpy_loop(where, ufunc, inputs)
     if (
         out is None
         and len(inputs) == 2

@@ -246,6 +246,8 @@ def clip(x, li, lo):
         mx = f"(isnan({a}) ? {a} : (({a}) > ({lo_}) ? {a} : {lo_}))"
         return f"(isnan({mx}) ? {mx} : (({mx}) < ({hi}) ? {mx} : {hi}))", []
     if k == "c":
-        raise TypeError("clip is not supported for complex arrays")
+        # NumPy: minimum(maximum(x, lo), hi) in the lexicographic order, nan propagating.
+        mx = f"((cuplug_cle({lo_}, {a}) || cuplug_cnan({a})) ? {a} : {lo_})"
+        return f"((cuplug_cle({mx}, {hi}) || cuplug_cnan({mx})) ? {mx} : {hi})", ["cmp_complex"]
     mx = f"(({a}) > ({lo_}) ? {a} : {lo_})"
     return f"(({mx}) < ({hi}) ? {mx} : {hi})", []
