@@ -110,7 +110,8 @@ def user_venv(tmp_path_factory):
     wheel = _wheel()
     base = os.path.join(sys.base_prefix, "bin", "python3")
     venv = tmp / "venv"
-    _check([base, "-m", "venv", venv], dict(os.environ), tmp)
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    _check([base, "-m", "venv", venv], clean, tmp)
     env = _user_env(venv)
     python = venv / "bin" / "python"
     rc, _ = _run([python, "-c", "import boost_headers"], env, tmp)
