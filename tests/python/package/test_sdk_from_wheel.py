@@ -54,7 +54,9 @@ def _wheel() -> pathlib.Path:
 def _user_env(venv: pathlib.Path) -> dict[str, str]:
     """The environment of a user with `venv` activated: its bin/ first on PATH, and none of the
     test run's Python (whose venv has boost-headers) or PYTHONPATH (the build tree)."""
-    own_bins = {os.path.dirname(sys.executable), os.path.join(sys.prefix, "bin")}
+    own_bins = set()
+    if sys.prefix != sys.base_prefix:  # a venv's bin/ (never /usr/bin, which has the compiler)
+        own_bins = {os.path.dirname(sys.executable), os.path.join(sys.prefix, "bin")}
     path = [str(venv / "bin")] + [
         d for d in os.environ.get("PATH", "").split(os.pathsep) if d and d not in own_bins
     ]
