@@ -181,3 +181,48 @@ def test_a_pip_wheel_toolkit_with_only_versioned_libraries_is_usable(tmp_path):
     assert rc == 0, out
     lib = toolkit / "lib"
     assert f"nvrtc: {lib / 'libnvrtc.so.13'} curand: {lib / 'libcurand.so.10'}" in out
+
+
+def installed_config_project(tmp_path, site):
+    """A project that includes cuplugBoost.cmake as a wheel's cuplugConfig.cmake does: with
+    _cuplug_boost_site, the site-packages holding cuplug."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.24)\nproject(probe LANGUAGES NONE)\n"
+        f'set(_cuplug_boost_site "{site}")\n'
+        f'include("{ROOT}/cmake/cuplugBoost.cmake")\n{BOOST_PROBE}\n'
+    )
+    return src
+
+
+def test_an_installed_wheel_takes_the_boost_headers_beside_cuplug_first(tmp_path):
+    # The sdk extra's package, in the site-packages of the installed cuplug; the Python asked
+    # (this one) may have boost-headers of its own, which must not win.
+    pkg = fake_boost_package(tmp_path, version="1_81")
+    src = installed_config_project(tmp_path, pkg.parent)
+    rc, out = configure(src, tmp_path / "build", f"-DPython_EXECUTABLE={sys.executable}")
+    assert rc == 0, out
+    assert f"boost: {pkg / 'include'}" in out
+    asked = f"(from the boost-headers Python package, asked {sys.executable})"
+    assert f"Boost 1.81 headers in {pkg / 'include'} {asked}" in out
+    # No Python that can run: the folder beside cuplug is looked at directly.
+    rc, out = configure(src, tmp_path / "build2", "-DPython_EXECUTABLE=/bin/false")
+    assert rc == 0, out
+    assert f"boost: {pkg / 'include'}" in out and "package beside cuplug" in out
+
+
+def test_an_installed_wheel_without_boost_names_the_sdk_extra(tmp_path):
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    src = installed_config_project(tmp_path, site)
+    rc, out = configure(
+        src,
+        tmp_path / "build",
+        "-DPython_EXECUTABLE=/bin/false",
+        "-DCMAKE_IGNORE_PATH=/usr/include;/usr/local/include",  # a system Boost, if any
+    )
+    assert rc != 0, out
+    assert "cuplug: no Boost headers (boost/dll.hpp) found" in out
+    assert f"the cuplug installed in {site} need the `sdk` extra" in out
+    assert 'python -m pip install "cuplug[sdk]"' in out
