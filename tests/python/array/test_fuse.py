@@ -9,6 +9,7 @@ import gc
 
 import numpy as np
 import pytest
+from support.dtype_matrix import ARRAY_DTYPES
 
 import cuplug
 from cuplug import cumath
@@ -17,21 +18,7 @@ from cuplug._kernels import engine
 
 pytestmark = pytest.mark.gpu
 
-DTYPES = [
-    np.bool_,
-    np.int8,
-    np.uint8,
-    np.int16,
-    np.int32,
-    np.uint32,
-    np.int64,
-    np.uint64,
-    np.float16,
-    np.float32,
-    np.float64,
-    np.complex64,
-    np.complex128,
-]
+DTYPES = ARRAY_DTYPES
 
 
 @pytest.fixture
