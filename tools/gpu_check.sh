@@ -95,6 +95,19 @@ run_watched() {
     wait "$pid"
     return
   fi
+  # Every process and, for the pipes the top process reads, every other process holding one
+  # open: an orphan that inherited an xdist worker's stdout keeps the controller reading a pipe
+  # that never ends, though the worker itself has exited (a zombie, empty cmdline, below).
+  {
+    echo "=== processes (before any signal)"
+    ps -eo pid,ppid,pgid,etimes,stat,args --sort=start_time | cut -c1-220
+    echo "=== holders of the pipes of process $pid"
+    for pipe in $(find /proc/"$pid"/fd -type l -exec readlink {} + 2>/dev/null | grep '^pipe:' | sort -u); do
+      for fd in /proc/[0-9]*/fd/*; do
+        [ "$(readlink "$fd" 2>/dev/null)" = "$pipe" ] && echo "$pipe $fd $(tr '\0' ' ' <"${fd%/fd/*}/cmdline" 2>/dev/null | cut -c1-120)"
+      done
+    done
+  } >"$stacks.ps" 2>&1
   # Python stacks first: tests/python/conftest.py prints them to the run's log on SIGUSR1.
   for p in $pid $(descendants "$pid"); do
     grep -q pytest "/proc/$p/cmdline" 2>/dev/null && kill -USR1 "$p" 2>/dev/null
