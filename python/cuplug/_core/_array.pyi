@@ -4,7 +4,7 @@ The array core: ArrayBase, elementwise engine
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'release_pools', 'result_type']
+__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'reduce_launch', 'release_pools', 'result_type']
 class ArrayBase:
     """
     The C layout under GPUArray: shape, strides, dtype, device memory.
@@ -282,6 +282,10 @@ def get_blocks_per_sm() -> int:
 def pool_count() -> int:
     """
     Contexts with a default array pool (they go with their contexts).
+    """
+def reduce_launch(fn: typing.Any, grid: typing.SupportsInt | typing.SupportsIndex, block: typing.SupportsInt | typing.SupportsIndex, stream: typing.Any, a: typing.Any, out: typing.Any, shape: typing.Any, dtype: typing.Any, strides: typing.Any, allocator: typing.Any, src_off: typing.SupportsInt | typing.SupportsIndex, dst_off: typing.SupportsInt | typing.SupportsIndex, tail: bytes) -> typing.Any:
+    """
+    The one-launch case of an axis reduction (cuplug._kernels.axis_reduction): makes the result unless `out` is given, then launches `fn` with [out + dst_off, a + src_off, *tail] as its parameter block. Returns the result.
     """
 def release_pools() -> int:
     """

@@ -46,6 +46,7 @@ _MULTIPROCESSOR_COUNT = _core.device_attribute.MULTIPROCESSOR_COUNT
 
 _PTRS = struct.Struct("=QQ")
 _BLOCK = (_ar.BLOCK, 1, 1)
+_reduce_launch = _core._array.reduce_launch
 _U8 = np.dtype(np.uint8)
 _FORMAT = f"{_ar.PARAMS.size}s"
 
@@ -174,7 +175,7 @@ def _make_plan(ctx, kind, a, axis, dtype, out, keepdims, ddof):
     plan.single = None
     if len(launches) == 1 and not temps:
         L = launches[0]
-        plan.single = (L.fn, (L.grid, 1), L.src_off, L.dst_off, L.tail)
+        plan.single = (L.fn, L.grid, L.src_off, L.dst_off, L.tail)
     return plan
 
 
@@ -202,15 +203,10 @@ def reduce(kind, a, axis=None, dtype=None, out=None, keepdims=False, stream=None
     single = plan.single
     if single is None:
         return plan.run(a, out, stream, allocator)
-    # The common case inline: one launch, no temporaries.
-    if out is None:
-        out = result_class()(plan.shape, plan.dtype, allocator if allocator is not None else
-                             a.allocator, None, None, plan.strides)  # fmt: skip
+    # The common case in C++: one launch, no temporaries.
     fn, grid, src_off, dst_off, tail = single
-    fn.prepared_async_call(
-        grid, _BLOCK, stream, _PTRS.pack(out.ptr + dst_off, a.ptr + src_off) + tail
-    )
-    return out
+    return _reduce_launch(fn, grid, _BLOCK[0], stream, a, out, plan.shape, plan.dtype,
+                          plan.strides, allocator, src_off, dst_off, tail)  # fmt: skip
 
 
 def _plan_for(ctx, key, kind, a, axis, dtype, out, keepdims, ddof):

@@ -22,4 +22,7 @@ PyObject *apply(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObjec
 
 void init_array_ops(py::module_ &m);
 
+// reduce_launch(...): the one-launch case of cuplug's axis reductions (reduce_launch.cpp).
+void init_reduce_launch(py::module_ &m);
+
 } // namespace cuplug::python::array

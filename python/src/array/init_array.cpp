@@ -150,6 +150,7 @@ void init_array(py::module_ &m) {
   init_array_object(a);
   bind_core(a);
   init_array_ops(a);
+  init_reduce_launch(a);
   init_same_device(a);
   a.def(
       "allocator_name", [] { return array_allocator()->backend_name(); },
