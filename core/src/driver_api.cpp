@@ -31,13 +31,13 @@ struct versioned_entry {
   int older;
 };
 constexpr versioned_entry versioned_entries[] = {
-    {"cuFuncGetName", 12030, 0},                // new in 12.3
-    {"cuStreamGetCaptureInfo", 12030, 11030},   // _v3 (12.3) added edgeData_out
-    {"cuGraphAddDependencies", 12030, 10000},   // _v2 (12.3) added edgeData
-    {"cuFuncGetParamInfo", 12040, 0},           // new in 12.4
-    {"cuCtxCreate", 12050, 3020},               // _v4 (12.5) takes CUctxCreateParams
-    {"cuCtxSynchronize", 13000, 2000},          // _v2 (13.0) takes a context
-    {"cuCtxGetDevice", 13000, 2000},            // _v2 (13.0) takes a context
+    {"cuFuncGetName", 12030, 0},              // new in 12.3
+    {"cuStreamGetCaptureInfo", 12030, 11030}, // _v3 (12.3) added edgeData_out
+    {"cuGraphAddDependencies", 12030, 10000}, // _v2 (12.3) added edgeData
+    {"cuFuncGetParamInfo", 12040, 0},         // new in 12.4
+    {"cuCtxCreate", 12050, 3020},             // _v4 (12.5) takes CUctxCreateParams
+    {"cuCtxSynchronize", 13000, 2000},        // _v2 (13.0) takes a context
+    {"cuCtxGetDevice", 13000, 2000},          // _v2 (13.0) takes a context
 };
 
 const versioned_entry *find_versioned(const std::string &name) {
@@ -106,9 +106,8 @@ std::string branch_suffix(int cuda_version) {
 
 // "<what> needs a CUDA 12.4 driver (R550) or newer; this driver is CUDA 12.2 (R535)".
 std::string needs_text(const std::string &what, int version, int have) {
-  return what + " needs a CUDA " + cuda_version_text(version) + " driver" +
-         branch_suffix(version) + " or newer; this driver is CUDA " + cuda_version_text(have) +
-         branch_suffix(have);
+  return what + " needs a CUDA " + cuda_version_text(version) + " driver" + branch_suffix(version) +
+         " or newer; this driver is CUDA " + cuda_version_text(have) + branch_suffix(have);
 }
 
 CUresult refuse(const char *routine, const std::string &what, int version,
@@ -139,10 +138,10 @@ CUresult CUDAAPI shim_ctx_synchronize(CUcontext ctx) {
   pending_refusal.routine = nullptr;
   CUresult r;
   if (!current_or_null(ctx, r))
-    return r != CUDA_SUCCESS ? r
-                             : refuse("cuCtxSynchronize",
-                                      "cuCtxSynchronize of a context that is not current", 13000,
-                                      "make the context current first");
+    return r != CUDA_SUCCESS
+               ? r
+               : refuse("cuCtxSynchronize", "cuCtxSynchronize of a context that is not current",
+                        13000, "make the context current first");
   return state().older.ctx_synchronize();
 }
 
@@ -164,8 +163,8 @@ CUresult CUDAAPI shim_ctx_create(CUcontext *pctx, CUctxCreateParams *params, uns
                                  CUdevice dev) {
   pending_refusal.routine = nullptr;
   if (params != nullptr)
-    return refuse("cuCtxCreate",
-                  "cuCtxCreate with CUctxCreateParams (execution affinity or CIG)", 12050);
+    return refuse("cuCtxCreate", "cuCtxCreate with CUctxCreateParams (execution affinity or CIG)",
+                  12050);
   return state().older.ctx_create(pctx, flags, dev);
 }
 
@@ -174,8 +173,7 @@ CUresult CUDAAPI shim_ctx_create(CUcontext *pctx, CUctxCreateParams *params, uns
 CUresult CUDAAPI shim_stream_get_capture_info(CUstream stream, CUstreamCaptureStatus *status,
                                               cuuint64_t *id, CUgraph *graph,
                                               const CUgraphNode **dependencies,
-                                              const CUgraphEdgeData **edge_data,
-                                              size_t *count) {
+                                              const CUgraphEdgeData **edge_data, size_t *count) {
   pending_refusal.routine = nullptr;
   if (edge_data != nullptr)
     return refuse("cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo with edgeData_out", 12030);
@@ -215,10 +213,10 @@ void install_shims(driver_state &s) {
        &shim_ctx_synchronize);
   shim(s, "cuCtxGetDevice", s.older.ctx_get_device, s.api.cuCtxGetDevice, &shim_ctx_get_device);
   shim(s, "cuCtxCreate", s.older.ctx_create, s.api.cuCtxCreate, &shim_ctx_create);
-  shim(s, "cuStreamGetCaptureInfo", s.older.stream_get_capture_info,
-       s.api.cuStreamGetCaptureInfo, &shim_stream_get_capture_info);
-  shim(s, "cuGraphAddDependencies", s.older.graph_add_dependencies,
-       s.api.cuGraphAddDependencies, &shim_graph_add_dependencies);
+  shim(s, "cuStreamGetCaptureInfo", s.older.stream_get_capture_info, s.api.cuStreamGetCaptureInfo,
+       &shim_stream_get_capture_info);
+  shim(s, "cuGraphAddDependencies", s.older.graph_add_dependencies, s.api.cuGraphAddDependencies,
+       &shim_graph_add_dependencies);
 }
 
 void load(driver_state &s) {
@@ -272,16 +270,17 @@ void load(driver_state &s) {
                 "or newer";
     return;
   }
-    // #__VA_ARGS__ is the entry as written, "cuMemAlloc" or "cuCtxSynchronize, cuCtxSynchronize_v2"
-    // (stringizing keeps cuda.h's cuMemAlloc -> cuMemAlloc_v2 macros from applying): the base name
-    // cuGetProcAddress wants is what comes before any comma.
+  // #__VA_ARGS__ is the entry as written, "cuMemAlloc" or "cuCtxSynchronize, cuCtxSynchronize_v2"
+  // (stringizing keeps cuda.h's cuMemAlloc -> cuMemAlloc_v2 macros from applying): the base name
+  // cuGetProcAddress wants is what comes before any comma.
 #define CUPLUG_DRIVER_FETCH(...) fetch(s, #__VA_ARGS__, s.api.CUPLUG_DRIVER_NAME(__VA_ARGS__));
   CUPLUG_DRIVER_FUNCTIONS(CUPLUG_DRIVER_FETCH)
 #undef CUPLUG_DRIVER_FETCH
   install_shims(s);
   if (!s.api.cuInit || !s.api.cuDriverGetVersion) {
     s.problem = "the CUDA driver library '" + s.library + "' (CUDA " +
-                cuda_version_text(s.version) + ") does not provide cuInit; update the NVIDIA driver";
+                cuda_version_text(s.version) +
+                ") does not provide cuInit; update the NVIDIA driver";
     return;
   }
   s.ok = true;

@@ -315,9 +315,9 @@ BOOST_AUTO_TEST_CASE(the_versioned_entries_match_cuda_typedefs) {
       if (version <= oldest_driver_version)
         form_12_0 = params;
     }
-    const int expected =
-        table_version > oldest_driver_version && table_form != form_12_0 ? table_version
-                                                                         : oldest_driver_version;
+    const int expected = table_version > oldest_driver_version && table_form != form_12_0
+                             ? table_version
+                             : oldest_driver_version;
     BOOST_TEST(driver_entry_version(name.c_str()) == expected,
                name << ": driver_api.cpp's versioned_entries say "
                     << driver_entry_version(name.c_str()) << ", cudaTypedefs.h " << expected);
