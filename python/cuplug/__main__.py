@@ -25,12 +25,30 @@ def _numpy_version() -> str | None:
     return numpy.__version__
 
 
+def _cuda(version: int) -> str:
+    branch = _core.backends.driver_branch(version)
+    return f"CUDA {version // 1000}.{version % 1000 // 10}" + (f", {branch}" if branch else "")
+
+
+def _driver_limits() -> list[str]:
+    """What this driver lacks of the entry points cuplug uses: one line each."""
+    limits = []
+    for name, version, native, shimmed in _core.backends.driver_entries_after_oldest():
+        if native:
+            continue
+        how = "older form, some arguments refused" if shimmed else "unavailable"
+        limits.append(f"{name}: {how} before {_cuda(version)}")
+    return limits
+
+
 def _driver_report() -> dict:
     available = bool(_core.backends.driver_available())
     report = {
         "available": available,
         "library": _core.backends.driver_library_description(),
         "version": None,
+        "branch": None,
+        "limits": [],
         "devices": [],
         "error": None,
     }
@@ -41,6 +59,8 @@ def _driver_report() -> dict:
 
         version = driver.get_driver_version()
         report["version"] = f"{version // 1000}.{version % 1000 // 10}"
+        report["branch"] = _core.backends.driver_branch(version) or None
+        report["limits"] = _driver_limits()
         driver.init()
         for index in range(driver.Device.count()):
             device = driver.Device(index)
@@ -243,7 +263,10 @@ def format_text(info: dict) -> str:
     drv = info["driver"]
     if drv["available"]:
         version = f", CUDA {drv['version']}" if drv["version"] else ""
-        out.append(f"driver {drv['library']}{version}")
+        branch = f" ({drv['branch']})" if drv["branch"] else ""
+        out.append(f"driver {drv['library']}{version}{branch}")
+        for line in drv["limits"]:
+            out.append(f"  {line}")
     else:
         out.append(f"driver unavailable: {drv['library']}")
     out.append("devices:")

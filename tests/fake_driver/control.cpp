@@ -27,6 +27,15 @@ void fake_cuda_clear_faults(void) {
   fake::clear_faults();
 }
 
+unsigned long long fake_cuda_form_calls(const char *base_name, int version) {
+  if (!base_name)
+    return 0;
+  std::lock_guard<std::recursive_mutex> lock(fake::mutex());
+  auto &calls = fake::state().form_calls;
+  auto it = calls.find(std::string(base_name) + "@" + std::to_string(version));
+  return it == calls.end() ? 0 : it->second;
+}
+
 unsigned long long fake_cuda_launch_count(void) {
   std::lock_guard<std::recursive_mutex> lock(fake::mutex());
   return fake::state().launch_count;

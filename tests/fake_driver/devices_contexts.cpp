@@ -69,7 +69,7 @@ CUresult fake_cuDriverGetVersion(int *driverVersion) {
   FAKE_API_NOINIT(cuDriverGetVersion);
   if (!driverVersion)
     return CUDA_ERROR_INVALID_VALUE;
-  *driverVersion = driver_version;
+  *driverVersion = driver_version();
   return CUDA_SUCCESS;
 }
 
@@ -298,11 +298,13 @@ CUresult fake_cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, u
 CUresult fake_cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
                              unsigned int flags, CUdevice dev) {
   FAKE_API(cuCtxCreate);
+  count_form_call("cuCtxCreate", 11040);
   return create_context(pctx, paramsArray && numParams > 0, false, flags, dev);
 }
 
 CUresult fake_cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
   FAKE_API(cuCtxCreate);
+  count_form_call("cuCtxCreate", 3020);
   return create_context(pctx, false, false, flags, dev);
 }
 
@@ -390,6 +392,7 @@ CUresult fake_cuCtxGetDevice(CUdevice *device, CUcontext ctx) {
 
 CUresult fake_cuCtxGetDevice_v1(CUdevice *device) {
   FAKE_API(cuCtxGetDevice);
+  count_form_call("cuCtxGetDevice", 2000);
   return get_device(device, nullptr);
 }
 
@@ -407,6 +410,7 @@ CUresult fake_cuCtxSynchronize(CUcontext ctx) {
 
 CUresult fake_cuCtxSynchronize_v1() {
   FAKE_API(cuCtxSynchronize);
+  count_form_call("cuCtxSynchronize", 2000);
   return synchronize(nullptr);
 }
 

@@ -21,6 +21,12 @@ FAKE_CUDA_API void fake_cuda_reset(void);
 FAKE_CUDA_API int fake_cuda_fail_next(const char *base_name, int code, int count);
 FAKE_CUDA_API void fake_cuda_clear_faults(void);
 
+/* Calls since the last reset of the older form of `base_name` introduced in CUDA `version`
+ * (cuCtxSynchronize 2000, cuCtxGetDevice 2000, cuCtxCreate 3020 / 11040, cuStreamGetCaptureInfo
+ * 11030, cuGraphAddDependencies 10000): what a caller asking cuGetProcAddress for an older CUDA
+ * version than the form the fake's cuda.h declares uses. */
+FAKE_CUDA_API unsigned long long fake_cuda_form_calls(const char *base_name, int version);
+
 /* Launches recorded since the last reset / fake_cuda_clear_launches. */
 FAKE_CUDA_API unsigned long long fake_cuda_launch_count(void);
 FAKE_CUDA_API void fake_cuda_clear_launches(void);

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -72,6 +73,37 @@ std::vector<std::string> take_undefined_behaviour() {
   std::vector<std::string> out;
   out.swap(reports());
   return out;
+}
+
+int driver_version() {
+  static const int version = [] {
+    const char *env = std::getenv("FAKE_CUDA_DRIVER_VERSION");
+    if (!env || !*env)
+      return 13000;
+    char *end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (*end != '\0' || v < 12000 || v > 13000 || v % 10 != 0) {
+      std::fprintf(stderr,
+                   "fake CUDA driver: FAKE_CUDA_DRIVER_VERSION=%s is not a CUDA version from "
+                   "12000 to 13000 as cuDriverGetVersion spells it (12040 for 12.4)\n",
+                   env);
+      std::abort();
+    }
+    return static_cast<int>(v);
+  }();
+  return version;
+}
+
+int newest_ptx_version() {
+  // The PTX ISA release history: 8.0 came with CUDA 12.0, ... 8.5 with 12.5 (12.6 kept it), 8.6
+  // with 12.7, 8.7 with 12.8, 8.8 with 12.9, 9.0 with 13.0.
+  static constexpr int ptx_by_minor[] = {80, 81, 82, 83, 84, 85, 85, 86, 87, 88};
+  const int v = driver_version();
+  return v >= 13000 ? 90 : ptx_by_minor[(v - 12000) / 10];
+}
+
+void count_form_call(const char *name, int version) {
+  ++state().form_calls[std::string(name) + "@" + std::to_string(version)];
 }
 
 CUresult begin_call(const char *name, bool needs_init) {
@@ -435,6 +467,7 @@ void reset_all() {
   }
   s.launches.clear();
   s.launch_count = 0;
+  s.form_calls.clear();
   s.profiler_running = false;
   s.ipc_in_process = false;
   s.peer_access = true;

@@ -21,7 +21,13 @@
 
 namespace fake {
 
-constexpr int driver_version = 13000;
+// The CUDA version the fake reports and hands out entry points for: 13000, or what
+// FAKE_CUDA_DRIVER_VERSION says (12000 ... 13000, as cuDriverGetVersion spells it) to pose as an
+// older driver: cuGetProcAddress then lacks the newer entry points, gives the older forms of the
+// changed ones, and PTX newer than that driver's ISA is refused. Any other value aborts, naming it.
+int driver_version();
+// The newest PTX ISA that driver_version() loads, as 10 * major + minor (CUDA 12.4: 84).
+int newest_ptx_version();
 constexpr int default_device_count = 2;
 constexpr size_t device_total_memory = size_t(80) << 30;
 constexpr size_t device_alignment = 512; // what cuMemAlloc's results are aligned to
@@ -255,7 +261,12 @@ struct state_t {
 
   std::vector<launch_record> launches; // most recent last, at most launch_history entries
   unsigned long long launch_count = 0;
+  // Calls of the older forms of changed entry points ("cuCtxSynchronize@2000"), which only
+  // callers asking for an older CUDA version get: fake_cuda_form_calls.
+  std::map<std::string, unsigned long long> form_calls;
 };
+// Counts a call of the form of `name` introduced in CUDA `version`.
+void count_form_call(const char *name, int version);
 constexpr size_t launch_history = 256;
 
 state_t &state();

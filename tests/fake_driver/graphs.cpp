@@ -223,6 +223,14 @@ CUresult fake_cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, co
   return CUDA_SUCCESS;
 }
 
+// cuGraphAddDependencies_v1 (CUDA 10.0), what drivers before 12.3 give: no edge data.
+CUresult fake_cuGraphAddDependencies_v1(CUgraph hGraph, const CUgraphNode *from,
+                                        const CUgraphNode *to, size_t numDependencies) {
+  FAKE_API(cuGraphAddDependencies);
+  count_form_call("cuGraphAddDependencies", 10000);
+  return fake_cuGraphAddDependencies(hGraph, from, to, nullptr, numDependencies);
+}
+
 // Copies up to *count of `nodes` out and sets *count to how many there are.
 CUresult list_nodes(const std::vector<CUgraphNode> &nodes, CUgraphNode *out, size_t *count) {
   if (!count)
@@ -327,7 +335,8 @@ void add_graph_entries(entry_table &t) {
   FAKE_REGISTER(t, cuGraphAddHostNode);
   FAKE_REGISTER(t, cuGraphAddEmptyNode);
   FAKE_REGISTER(t, cuGraphAddChildGraphNode);
-  FAKE_REGISTER(t, cuGraphAddDependencies);
+  FAKE_REGISTER_VERSION(t, cuGraphAddDependencies, 10000, fake_cuGraphAddDependencies_v1);
+  FAKE_REGISTER_VERSION(t, cuGraphAddDependencies, 12030, fake_cuGraphAddDependencies);
   FAKE_REGISTER(t, cuGraphGetNodes);
   FAKE_REGISTER(t, cuGraphGetRootNodes);
   FAKE_REGISTER(t, cuGraphNodeGetType);

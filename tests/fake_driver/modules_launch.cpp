@@ -453,8 +453,8 @@ void add_module_launch_entries(entry_table &t) {
   FAKE_REGISTER(t, cuFuncGetAttribute);
   FAKE_REGISTER(t, cuFuncSetAttribute);
   FAKE_REGISTER(t, cuFuncSetCacheConfig);
-  FAKE_REGISTER(t, cuFuncGetParamInfo);
-  FAKE_REGISTER(t, cuFuncGetName);
+  FAKE_REGISTER_VERSION(t, cuFuncGetParamInfo, 12040, fake_cuFuncGetParamInfo);
+  FAKE_REGISTER_VERSION(t, cuFuncGetName, 12030, fake_cuFuncGetName);
   FAKE_REGISTER(t, cuOccupancyMaxActiveBlocksPerMultiprocessor);
   FAKE_REGISTER(t, cuOccupancyMaxPotentialBlockSize);
 }

@@ -37,7 +37,7 @@ cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t 
     return CUDA_ERROR_INVALID_VALUE;
   constexpr cuuint64_t known =
       CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-  if ((flags & ~known) || cudaVersion > fake::driver_version)
+  if ((flags & ~known) || cudaVersion > fake::driver_version())
     return CUDA_ERROR_INVALID_VALUE;
   *pfn = nullptr;
   const fake::entry *best = nullptr;

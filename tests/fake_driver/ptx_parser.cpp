@@ -153,10 +153,11 @@ private:
     int major = 0, minor = 0;
     if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) != 2)
       return fail(CUDA_ERROR_INVALID_PTX, "Malformed .version directive '" + v + "'");
-    if (major * 10 + minor > 90) {
+    if (const int newest = newest_ptx_version(); major * 10 + minor > newest) {
       result_.code = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
       result_.log = "ptxas application ptx input, line 1; fatal   : Unsupported .version " + v +
-                    "; current version is '9.0'";
+                    "; current version is '" + std::to_string(newest / 10) + "." +
+                    std::to_string(newest % 10) + "'";
       return false;
     }
     if (peek() != ".target")

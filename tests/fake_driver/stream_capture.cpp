@@ -116,13 +116,25 @@ CUresult fake_cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *ca
   return CUDA_SUCCESS;
 }
 
+// cuStreamGetCaptureInfo_v2 (CUDA 11.3), what drivers before 12.3 give: no edge data.
+CUresult fake_cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                        cuuint64_t *id_out, CUgraph *graph_out,
+                                        const CUgraphNode **dependencies_out,
+                                        size_t *numDependencies_out) {
+  FAKE_API(cuStreamGetCaptureInfo);
+  count_form_call("cuStreamGetCaptureInfo", 11030);
+  return fake_cuStreamGetCaptureInfo(hStream, captureStatus_out, id_out, graph_out,
+                                     dependencies_out, nullptr, numDependencies_out);
+}
+
 } // namespace
 
 void add_stream_capture_entries(entry_table &t) {
   FAKE_REGISTER(t, cuStreamBeginCapture);
   FAKE_REGISTER(t, cuStreamEndCapture);
   FAKE_REGISTER(t, cuStreamIsCapturing);
-  FAKE_REGISTER(t, cuStreamGetCaptureInfo);
+  FAKE_REGISTER_VERSION(t, cuStreamGetCaptureInfo, 11030, fake_cuStreamGetCaptureInfo_v2);
+  FAKE_REGISTER_VERSION(t, cuStreamGetCaptureInfo, 12030, fake_cuStreamGetCaptureInfo);
 }
 
 } // namespace fake

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 // cudaGL.h's two registration entry points, declared with GL's types spelled out (GLuint and
 // GLenum are unsigned int in every GL header; cudaGL.h's declarations are the same functions) so
@@ -29,8 +30,15 @@ namespace cuplug {
 // X(name) types the member with cuda.h's prototype of `name` (its versioned form, e.g.
 // cuMemAlloc_v2); X(name, prototype) with another one, for entry points whose CUDA 13 form (what
 // cuGetProcAddress returns for CUDA_VERSION 13000) differs from cuda.h's unsuffixed prototype:
-// cuCtxSynchronize and cuCtxGetDevice take a context (nullptr acts on the current one). Every
-// member is fetched with cuGetProcAddress(name, CUDA_VERSION).
+// cuCtxSynchronize and cuCtxGetDevice take a context (nullptr acts on the current one).
+//
+// The table's prototypes are CUDA 13.0's; cuplug runs on drivers from CUDA 12.0 (R525) up. Each
+// member is fetched with cuGetProcAddress(name, min(driver version, CUDA_VERSION)), which hands
+// out the newest form the driver has; driver_api.cpp lists the entries whose table form is newer
+// than 12.0 (driver_entry_version). On a driver older than that, the member is either a shim
+// with the table's prototype over the older form (arguments the older form cannot honour are
+// refused: CUDA_ERROR_NOT_SUPPORTED, which check() turns into not_supported saying why), or
+// nullptr, and CUPLUG_CALL throws not_supported naming the entry and the driver that has it.
 // clang-format off
 #define CUPLUG_DRIVER_FUNCTIONS(X)                                                                 \
   X(cuInit) X(cuDriverGetVersion) X(cuGetErrorString) X(cuGetErrorName)                           \
@@ -123,9 +131,41 @@ bool driver_available() noexcept;
 // Path of the opened driver library, or the reason it could not be opened.
 std::string driver_library_description();
 
-// Any further entry point by its base name (one the table does not hold);
-// nullptr when the driver does not have it.
+// Any further entry point by its base name (one the table does not hold), in its form for
+// `cuda_version` (the PFN_<name>_v<version> of cudaTypedefs.h to call it through); nullptr when
+// the driver does not have it, or is older than `cuda_version` (a 12.x driver asked for 13000).
 void *driver_symbol(const char *name, int cuda_version = CUDA_VERSION);
+
+// The oldest driver cuplug runs on: CUDA 12.0 (cuGetProcAddress_v2 and every table entry's
+// 12.0 form appeared there).
+inline constexpr int oldest_driver_version = 12000;
+
+// The CUDA version the loaded driver reports (cuDriverGetVersion), e.g. 12040; throws as driver()
+// does when there is no usable driver.
+int driver_version();
+
+// "12.4" for 12040.
+std::string cuda_version_text(int cuda_version);
+
+// The NVIDIA driver branch that first reported `cuda_version`: 12000 -> "R525", 12040 -> "R550",
+// 13000 -> "R580"; "" for a version this table does not know.
+std::string driver_branch(int cuda_version);
+
+// The oldest driver version (cuDriverGetVersion's number) whose form of table entry `name` has
+// the table's prototype: oldest_driver_version for most, e.g. 12040 for cuFuncGetParamInfo, 13000
+// for cuCtxSynchronize; 0 when `name` is not a member of driver_api.
+int driver_entry_version(const char *name);
+
+// One table entry newer than CUDA 12.0, and what the loaded driver gives for it.
+struct driver_entry_state {
+  std::string name;
+  int version = 0;      // driver_entry_version(name)
+  bool native = false;  // the driver's own form (the driver is at least `version`)
+  bool shimmed = false; // an older form behind a shim with the table's prototype
+};
+// Every entry with driver_entry_version above oldest_driver_version, oldest first; throws as
+// driver() does when there is no usable driver.
+std::vector<driver_entry_state> driver_entries_after_oldest();
 
 // Throws cuda_error(routine, result) unless result is CUDA_SUCCESS.
 void check(CUresult result, const char *routine);

@@ -5,7 +5,7 @@ Plugins, backend selection and the driver library
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['ABI_TAG', 'DEFAULT_BACKENDS', 'DRIVER_API_ENTRIES', 'ENV_VARS', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'build_info', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'open_config_file', 'package_plugin_dir', 'plugin_options', 'preload_toolkit_libraries', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer', 'toolkit_include_dir', 'toolkit_library_dirs', 'toolkit_roots', 'unavailable_reason']
+__all__: list[str] = ['ABI_TAG', 'DEFAULT_BACKENDS', 'DRIVER_API_ENTRIES', 'ENV_VARS', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'build_info', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_branch', 'driver_entries_after_oldest', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'open_config_file', 'package_plugin_dir', 'plugin_options', 'preload_toolkit_libraries', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer', 'toolkit_include_dir', 'toolkit_library_dirs', 'toolkit_roots', 'unavailable_reason']
 class PluginInfo:
     """
     A plugin that passed the handshake and is loaded.
@@ -154,6 +154,14 @@ def diagnostics() -> list[PluginCandidate]:
 def driver_available() -> bool:
     """
     True when the CUDA driver library could be opened; never raises.
+    """
+def driver_branch(cuda_version: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    The NVIDIA driver branch that reports a CUDA version: 12040 -> 'R550'; '' if unknown.
+    """
+def driver_entries_after_oldest() -> list:
+    """
+    (name, version, native, shimmed) of each driver entry point cuplug uses that is newer than CUDA 12.0: native when this driver has it, shimmed when an older form serves the arguments it can honour; neither: calls raise NotSupportedError. Raises without a driver.
     """
 def driver_library_description() -> str:
     """

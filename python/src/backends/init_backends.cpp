@@ -317,6 +317,20 @@ void bind_driver_state(py::module_ &m) {
         "True when the CUDA driver library could be opened; never raises.");
   m.def("driver_library_description", &driver_library_description,
         "Path of the opened driver library, or why it could not be opened.");
+  m.def("driver_branch", &driver_branch, py::arg("cuda_version"),
+        "The NVIDIA driver branch that reports a CUDA version: 12040 -> 'R550'; '' if unknown.");
+  m.def(
+      "driver_entries_after_oldest",
+      [] {
+        py::list out;
+        for (const auto &e : driver_entries_after_oldest())
+          out.append(py::make_tuple(e.name, e.version, e.native, e.shimmed));
+        return out;
+      },
+      "(name, version, native, shimmed) of each driver entry point cuplug uses that is newer "
+      "than CUDA 12.0: native when this driver has it, shimmed when an older form serves the "
+      "arguments it can honour; neither: calls raise NotSupportedError. Raises without a "
+      "driver.");
 }
 
 // cuplug's one CUDA toolkit search order (cuplug/toolkit.hpp), for the Python package's own

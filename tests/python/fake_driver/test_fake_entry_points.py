@@ -53,6 +53,43 @@ def test_entry_points_follow_the_requested_cuda_version(drv, ctx):
     assert drv.proc_address("cuMemAlloc", 13010)[0] == CUDA_ERROR_INVALID_VALUE  # newer than it
 
 
+def test_entry_points_newer_than_the_requested_version(drv, ctx):
+    # What a CUDA 12.2 driver has (cuplug asks for the driver's own version): no cuFuncGetName
+    # (12.3) or cuFuncGetParamInfo (12.4), and the forms of cuGraphAddDependencies and
+    # cuStreamGetCaptureInfo before their 12.3 edge data; the fake poses as such a driver with
+    # FAKE_CUDA_DRIVER_VERSION (tests/cpp/core/test_driver_versions.cpp).
+    for name in ("cuFuncGetName", "cuFuncGetParamInfo"):
+        assert drv.proc_address(name, 12020) == (
+            CUDA_SUCCESS,
+            0,
+            fc.CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
+        )
+        assert drv.proc_address(name, 12040)[1]
+    for name in ("cuGraphAddDependencies", "cuStreamGetCaptureInfo"):
+        new, old = drv.proc_address(name, 12030), drv.proc_address(name, 12020)
+        assert new[0] == old[0] == CUDA_SUCCESS and new[1] and old[1] and new[1] != old[1]
+    graph, a, b = c_void_p(), c_void_p(), c_void_p()
+    drv.check("cuGraphCreate", byref(graph), 0)
+    for node in (a, b):
+        drv.check("cuGraphAddEmptyNode", byref(node), graph, None, 0)
+    add_dependencies_v1 = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p, c_size_t)(
+        drv.proc_address("cuGraphAddDependencies", 12020)[1]
+    )
+    assert add_dependencies_v1(graph, byref(a), byref(b), 1) == CUDA_SUCCESS
+    count = c_size_t(0)
+    drv.check("cuGraphGetRootNodes", graph, None, byref(count))
+    assert count.value == 1  # b now depends on a
+    drv.check("cuGraphDestroy", graph)
+    stream, status = c_void_p(), c_int(-1)
+    drv.check("cuStreamCreate", byref(stream), 1)
+    get_capture_info_v2 = ctypes.CFUNCTYPE(
+        c_int, c_void_p, ctypes.POINTER(c_int), c_void_p, c_void_p, c_void_p, c_void_p
+    )(drv.proc_address("cuStreamGetCaptureInfo", 12020)[1])
+    assert get_capture_info_v2(stream, byref(status), None, None, None, None) == CUDA_SUCCESS
+    assert status.value == 0  # CU_STREAM_CAPTURE_STATUS_NONE
+    drv.check("cuStreamDestroy", stream)
+
+
 def test_cuplug_driver_table_has_the_cuda_13_prototypes():
     """core/include/cuplug/driver_api.hpp types each entry point as decltype(&::name); that must
     be the prototype cuGetProcAddress(name, 13000) returns, i.e. cudaTypedefs.h's newest

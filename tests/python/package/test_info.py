@@ -155,6 +155,34 @@ def test_devices_are_listed_when_a_driver_answers(tmp_path):
     assert re.search(r"^  0: cuplug fake device  cc \d+\.\d+  \d+\.\d GiB$", text, re.M), text
 
 
+def test_a_cuda_12_driver_is_shown_with_its_branch_and_what_it_lacks(tmp_path):
+    driver = fake_driver()
+    data = json.loads(
+        info(tmp_path, "--json", CUPLUG_CUDA_DRIVER=driver, FAKE_CUDA_DRIVER_VERSION="12020")
+    )
+    drv = data["driver"]
+    assert drv["available"] and drv["error"] is None
+    assert (drv["version"], drv["branch"]) == ("12.2", "R535")
+    assert drv["limits"] == [
+        "cuFuncGetName: unavailable before CUDA 12.3, R545",
+        "cuStreamGetCaptureInfo: older form, some arguments refused before CUDA 12.3, R545",
+        "cuGraphAddDependencies: older form, some arguments refused before CUDA 12.3, R545",
+        "cuFuncGetParamInfo: unavailable before CUDA 12.4, R550",
+        "cuCtxCreate: older form, some arguments refused before CUDA 12.5, R555",
+        "cuCtxSynchronize: older form, some arguments refused before CUDA 13.0, R580",
+        "cuCtxGetDevice: older form, some arguments refused before CUDA 13.0, R580",
+    ]
+    assert len(drv["devices"]) >= 1
+    text = info(tmp_path, CUPLUG_CUDA_DRIVER=driver, FAKE_CUDA_DRIVER_VERSION="12020")
+    assert re.search(r"^driver \S+libcuplug_fake_cuda\.so, CUDA 12\.2 \(R535\)$", text, re.M), text
+    assert "\n  cuFuncGetParamInfo: unavailable before CUDA 12.4, R550\n" in text
+    # A 13.0 driver lacks nothing cuplug uses.
+    data = json.loads(
+        info(tmp_path, "--json", CUPLUG_CUDA_DRIVER=driver, FAKE_CUDA_DRIVER_VERSION="13000")
+    )
+    assert (data["driver"]["branch"], data["driver"]["limits"]) == ("R580", [])
+
+
 def test_command_line_errors(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "cuplug"], capture_output=True, text=True, cwd=tmp_path, timeout=60
