@@ -72,9 +72,8 @@ py::object reduce_launch(py::handle fn, unsigned grid, unsigned block, py::handl
     if (dims.size() != steps.size())
       throw py::value_error("reduce_launch: shape and strides differ in length");
     const int code = code_of_dtype(dtype);
-    const Py_ssize_t itemsize = code != t_other
-                                    ? static_cast<Py_ssize_t>(itemsize_of(code))
-                                    : dtype.attr("itemsize").cast<Py_ssize_t>();
+    const Py_ssize_t itemsize = code != t_other ? static_cast<Py_ssize_t>(itemsize_of(code))
+                                                : dtype.attr("itemsize").cast<Py_ssize_t>();
     result = new_array(default_result_type(), static_cast<int>(dims.size()), dims.data(),
                        steps.data(), dtype, code, itemsize);
     out = as_array(result.ptr());
