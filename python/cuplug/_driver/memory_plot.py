@@ -65,6 +65,21 @@ def series_from_log(events: Sequence[LogEvent]) -> Series:
     return times, {"in use": values}
 
 
+def _legend_label(key: str) -> str:
+    """A series' label without its file's folder: "script.py:12 in load" (keys hold the path)."""
+    return key if key == "other" or ":" not in key else os.path.basename(key)
+
+
+_UNITS = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "bytes"))
+
+
+def _unit(series: dict[str, list[int]]) -> tuple[int, str]:
+    """The largest unit the stacked peak is at least one of."""
+    columns = zip(*series.values()) if series else iter(())
+    peak = max((sum(c) for c in columns), default=0)
+    return next((size, name) for size, name in _UNITS if peak >= size or size == 1)
+
+
 def _figure():
     try:
         from matplotlib.figure import Figure
@@ -81,6 +96,7 @@ def plot(
     path: str | os.PathLike,
     *,
     top: int = 8,
+    x: str = "time",
     title: str | None = None,
 ) -> str:
     """Draws memory in use over time to the image file ``path`` (its extension picks the format:
@@ -99,6 +115,9 @@ def plot(
         The image file to write.
     top : int
         Call sites drawn apart, >= 1.
+    x : str
+        "time": seconds since the record (or log) started; "events": the event's number, which
+        spreads out bursts that a long pause (a first compile) would squeeze.
     title : str | None
         The figure's title; None: one saying what was drawn.
 
@@ -111,6 +130,8 @@ def plot(
         raise TypeError(f"memory.plot: top must be an int, not {type(top).__name__}")
     if top < 1:
         raise ValueError(f"memory.plot: top must be >= 1, not {top}")
+    if x not in ("time", "events"):
+        raise ValueError(f"memory.plot: x must be 'time' or 'events', not {x!r}")
     if isinstance(source, MemorySnapshot):
         times, series = series_from_snapshot(source, top)
         default_title = f"cuplug memory in use by call site ({len(source.events)} events)"
@@ -129,14 +150,21 @@ def plot(
         )
     fig = _figure()
     ax = fig.subplots()
+    size, unit = _unit(series)
+    xs = times if x == "time" else list(range(len(times)))
     if times and series:
-        labels = list(series)
-        ax.stackplot(times, *(series[k] for k in labels), labels=labels, step="post")
+        keys = list(series)
+        ax.stackplot(
+            xs,
+            *([n / size for n in series[k]] for k in keys),
+            labels=[_legend_label(k) for k in keys],
+            step="post",
+        )
         ax.legend(loc="upper left", fontsize="small")
     else:
         ax.text(0.5, 0.5, "no events recorded", ha="center", va="center", transform=ax.transAxes)
-    ax.set_xlabel("seconds since the record started")
-    ax.set_ylabel("bytes in use")
+    ax.set_xlabel("seconds since the record started" if x == "time" else "event")
+    ax.set_ylabel(f"{unit} in use")
     ax.set_title(title if title is not None else default_title)
     fig.savefig(os.fspath(path))
     return os.fspath(path)

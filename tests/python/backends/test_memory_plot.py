@@ -113,11 +113,22 @@ def test_bad_sources_are_named(args, error, text):
         memory.plot(*args)
 
 
+def test_labels_and_units():
+    assert memory_plot._legend_label("/a/b/script.py:12 in load") == "script.py:12 in load"
+    assert memory_plot._legend_label("other") == "other"
+    assert memory_plot._unit({"a": [0, 3 << 20], "b": [1 << 30, 0]}) == (1 << 30, "GiB")
+    assert memory_plot._unit({"a": [512, 1000]}) == (1, "bytes")
+    assert memory_plot._unit({"a": [2048]}) == (1 << 10, "KiB")
+    assert memory_plot._unit({}) == (1, "bytes")
+
+
 def test_bad_top_is_named():
     with pytest.raises(ValueError, match="top must be >= 1, not 0"):
         memory.plot(_recorded(), "m.png", top=0)
     with pytest.raises(TypeError, match="top must be an int, not float"):
         memory.plot(_recorded(), "m.png", top=2.0)
+    with pytest.raises(ValueError, match="x must be 'time' or 'events', not 'steps'"):
+        memory.plot(_recorded(), "m.png", x="steps")
 
 
 def test_memory_plot_command_reports_a_missing_log(tmp_path, capsys):
@@ -128,7 +139,7 @@ def test_memory_plot_command_reports_a_missing_log(tmp_path, capsys):
 
 @needs_matplotlib
 def test_a_snapshot_is_drawn_to_a_png(tmp_path):
-    out = memory.plot(_recorded(), tmp_path / "m.png", title="test")
+    out = memory.plot(_recorded(), tmp_path / "m.png", x="events", title="test")
     assert out == str(tmp_path / "m.png")
     assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
