@@ -143,6 +143,29 @@ public:
 
   void allocated(const allocator &a, device_ptr ptr, std::size_t bytes,
                  CUstream) noexcept override {
+    try {
+      record_allocation(a, ptr, bytes);
+    } catch (...) {
+      // Out of memory for the record itself: this block goes unrecorded, the allocation stands.
+    }
+  }
+
+  void deallocated(const allocator &, device_ptr ptr, std::size_t bytes) noexcept override {
+    std::lock_guard lock(mutex_);
+    auto it = live_.find(ptr);
+    if (it == live_.end())
+      return; // allocated before the record started
+    const block b = it->second;
+    live_.erase(it);
+    try {
+      add_event(event{now_ns(), ptr, bytes, b.site, b.name, false});
+    } catch (...) {
+      ++dropped_; // no memory for the event: counted as dropped
+    }
+  }
+
+private:
+  void record_allocation(const allocator &a, device_ptr ptr, std::size_t bytes) {
     // Frames first, without the lock: their code objects are read with the GIL (or not at all).
     site_frames frames;
     const bool gil = PyGILState_Check() != 0;
@@ -165,17 +188,6 @@ public:
     add_event(event{t, ptr, bytes, site, name, true});
   }
 
-  void deallocated(const allocator &, device_ptr ptr, std::size_t bytes) noexcept override {
-    std::lock_guard lock(mutex_);
-    auto it = live_.find(ptr);
-    if (it == live_.end())
-      return; // allocated before the record started
-    const block b = it->second;
-    live_.erase(it);
-    add_event(event{now_ns(), ptr, bytes, b.site, b.name, false});
-  }
-
-private:
   struct block {
     std::size_t bytes;
     std::uint32_t site, name;
