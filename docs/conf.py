@@ -37,10 +37,25 @@ except ImportError as e:  # the API pages then fail the build with autodoc's mes
     release = version = "unknown"
     print(f"docs/conf.py: cannot import cuplug from {build / 'python'}: {e}", file=sys.stderr)
 
-extensions = ["myst_parser", "sphinx.ext.autodoc"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.intersphinx"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "img/*.md"]
+exclude_patterns = ["_build", "img/*.md", "_inventories"]
+
+# intersphinx: names of Python's and NumPy's (os.PathLike, numpy.ndarray, numpy.dtype, ...) in
+# signatures and docstrings link to their documentation. The inventories are fetched at build
+# time; where one cannot be (no network), the build must not fail under -W. Sphinx (8, 9) warns
+# "failed to reach any of the inventories" only when every location of a project fails, and
+# that warning has no type that suppress_warnings could select; so each project's last location
+# is an empty inventory in the tree: offline, its names stay plain text (Sphinx logs the failed
+# fetch as information) and the build passes.
+_NO_INVENTORY = "_inventories/empty.inv"
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3", (None, _NO_INVENTORY)),
+    "numpy": ("https://numpy.org/doc/stable", (None, _NO_INVENTORY)),
+}
+intersphinx_timeout = 10  # seconds per inventory: an unreachable host does not hold the build
+
 myst_heading_anchors = 3  # #anchor links to headings, as GitHub makes them
 myst_enable_extensions = ["colon_fence"]
 html_theme = "furo"  # wide API pages and tables; alabaster squeezed them

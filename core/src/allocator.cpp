@@ -1,12 +1,51 @@
 // The allocator's public door: argument checks, statistics, foreign-exception translation.
+#include <cuplug/allocation_observer.hpp>
 #include <cuplug/allocator.hpp>
 #include <cuplug/log.hpp>
 
 #include "foreign_exceptions.hpp"
 
+#include <atomic>
 #include <cstdio>
 
 namespace cuplug {
+
+namespace {
+
+std::atomic<allocation_observer *> observer{nullptr};
+
+// How deep this thread is in allocator doors while an observer is installed: only the outermost
+// call is reported (a pool's upstream calls happen inside the pool's door).
+thread_local int door_depth = 0;
+
+class door_nesting {
+public:
+  door_nesting() : observer_(observer.load(std::memory_order_acquire)) {
+    if (observer_ != nullptr)
+      ++door_depth;
+  }
+  ~door_nesting() {
+    if (observer_ != nullptr)
+      --door_depth;
+  }
+  door_nesting(const door_nesting &) = delete;
+  door_nesting &operator=(const door_nesting &) = delete;
+  // The observer to tell, when this is the outermost door on the thread; null otherwise.
+  allocation_observer *outermost() const { return door_depth == 1 ? observer_ : nullptr; }
+
+private:
+  allocation_observer *observer_;
+};
+
+} // namespace
+
+void set_allocation_observer(allocation_observer *o) noexcept {
+  observer.store(o, std::memory_order_release);
+}
+
+allocation_observer *current_allocation_observer() noexcept {
+  return observer.load(std::memory_order_acquire);
+}
 
 const char *to_string(memory_kind kind) noexcept {
   switch (kind) {
@@ -25,6 +64,7 @@ const char *to_string(memory_kind kind) noexcept {
 device_ptr allocator::allocate(std::size_t bytes, CUstream stream) {
   if (bytes == 0)
     return 0;
+  const door_nesting nesting;
   device_ptr p = 0;
   try {
     p = do_allocate(bytes, stream);
@@ -43,6 +83,8 @@ device_ptr allocator::allocate(std::size_t bytes, CUstream stream) {
   }
   ++allocations_;
   raise_peak(in_use_.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+  if (allocation_observer *o = nesting.outermost())
+    o->allocated(*this, p, bytes, stream);
   return p;
 }
 
@@ -72,6 +114,9 @@ std::string free_failure(const std::string &backend, std::size_t bytes, device_p
 void allocator::deallocate(device_ptr ptr, std::size_t bytes, CUstream stream) noexcept {
   if (ptr == 0)
     return;
+  const door_nesting nesting;
+  if (allocation_observer *o = nesting.outermost())
+    o->deallocated(*this, ptr, bytes);
   ++deallocations_;
   in_use_.fetch_sub(bytes, std::memory_order_relaxed);
   try {
@@ -97,6 +142,7 @@ allocator_stats allocator::stats() const {
 }
 
 std::size_t allocator::free_held() {
+  const door_nesting nesting; // what a pool gives back to its upstream is no user's block
   try {
     return do_free_held();
   } catch (...) {
@@ -105,6 +151,7 @@ std::size_t allocator::free_held() {
 }
 
 std::size_t allocator::trim(std::size_t keep_bytes) {
+  const door_nesting nesting;
   try {
     return do_trim(keep_bytes);
   } catch (...) {
@@ -121,6 +168,7 @@ std::optional<pool_stats> allocator::pool_statistics() const {
 }
 
 void allocator::stop_holding() {
+  const door_nesting nesting;
   try {
     do_stop_holding();
   } catch (...) {

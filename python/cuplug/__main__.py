@@ -1,4 +1,5 @@
 """``python -m cuplug info [--json]``: versions, driver, devices, plugins, backends, cache.
+``python -m cuplug memory-plot LOG -o memory.png``: a "logging" allocator's log as a picture.
 
 The same as the ``cuplug`` command a pip install provides (``cuplug info``, ``cuplug --version``).
 
@@ -357,13 +358,33 @@ def main(argv: list[str] | None = None, prog: str = "python -m cuplug") -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     info = commands.add_parser("info", help="show versions, driver, devices, plugins, backends")
     info.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    plot = commands.add_parser(
+        "memory-plot",
+        help="draw a 'logging' allocator's log: bytes in use over time (needs matplotlib)",
+    )
+    plot.add_argument("log", help="the log file the 'logging' allocator wrote (option path)")
+    plot.add_argument("-o", "--output", default="memory.png", help="image file (.png, .svg, .pdf)")
     args = parser.parse_args(argv)
 
+    if args.command == "memory-plot":
+        return _memory_plot(args.log, args.output, prog)
     data = collect()
     try:
         print(json.dumps(data, indent=2) if args.json else format_text(data), flush=True)
     except BrokenPipeError:  # `python -m cuplug info | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def _memory_plot(log: str, output: str, prog: str) -> int:
+    from cuplug._driver.memory_plot import plot
+
+    try:
+        plot(log, output)
+    except (OSError, ValueError, ImportError) as e:
+        print(f"{prog} memory-plot: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {output}")
     return 0
 
 

@@ -5,8 +5,10 @@
 #include "support/convert.hpp"
 
 namespace cuplug::python {
-void init_gl(py::module_ &m); // gl/init_gl.cpp: cuplug._core.gl (declared here, not in
-                              // bindings.hpp, whose every includer would rebuild)
+void init_gl(py::module_ &m);             // gl/init_gl.cpp: cuplug._core.gl (declared here, not in
+                                          // bindings.hpp, whose every includer would rebuild)
+void init_memory_history(py::module_ &m); // memory/init_memory_history.cpp: cuplug._core.
+                                          // _memory_history (declared here, as init_gl)
 } // namespace cuplug::python
 
 PYBIND11_MODULE(_core, m) {
@@ -33,6 +35,7 @@ PYBIND11_MODULE(_core, m) {
   init_compiler(m);
   init_pools(m);
   init_python_allocators(m);
+  init_memory_history(m);
   init_array(m);
   init_dlpack(m);
   init_rng(m);

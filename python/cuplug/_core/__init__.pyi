@@ -15,6 +15,7 @@ from . import _nvtx
 from . import backends
 from . import _compiler
 from . import allocators
+from . import _memory_history
 from . import _array
 from . import _dlpack
 from . import rng

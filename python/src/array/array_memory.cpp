@@ -3,6 +3,7 @@
 
 #include "array/array_object.hpp"
 #include "memory/context_allocators.hpp"
+#include "support/nvtx_ranges.hpp"
 
 #include <cuplug/backends.hpp>
 #include <cuplug/config.hpp>
@@ -76,6 +77,7 @@ device_allocation_ptr allocate_array_memory(std::size_t bytes, CUstream stream,
                                             py::handle stream_owner) {
   context_ptr ctx = context::current_or_throw("GPUArray");
   plugin_ptr<allocator> alloc = array_allocator(ctx);
+  nvtx_range range{"cuplug alloc", bytes_payload(bytes)};
   std::uintptr_t ptr = 0;
   try {
     ptr = alloc->allocate(bytes, stream);

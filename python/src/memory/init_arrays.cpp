@@ -7,6 +7,7 @@
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
 #include "support/hints.hpp"
+#include "support/nvtx_ranges.hpp"
 
 #include <cstdint>
 #include <string>
@@ -140,6 +141,7 @@ void memcpy_htoa(py::handle ary, py::handle index, py::handle src, const CUstrea
   held_buffer buf(src, PyBUF_ANY_CONTIGUOUS, routine, "src");
   check_in_array(a, offset, buf.size(), routine, "the destination");
   CUarray h = a.handle(routine);
+  nvtx_range range{"cuplug htoa", bytes_payload(buf.size())};
   scoped_activation_if_none active(a.get_context());
   if (stream)
     CUPLUG_CALL_NOGIL(cuMemcpyHtoAAsync, h, offset, buf.data(), buf.size(), *stream);
@@ -154,6 +156,7 @@ void memcpy_atoh(py::handle dest, py::handle ary, py::handle index, const CUstre
   held_buffer buf(dest, PyBUF_ANY_CONTIGUOUS | PyBUF_WRITABLE, routine, "dest");
   check_in_array(a, offset, buf.size(), routine, "the source");
   CUarray h = a.handle(routine);
+  nvtx_range range{"cuplug atoh", bytes_payload(buf.size())};
   scoped_activation_if_none active(a.get_context());
   if (stream)
     CUPLUG_CALL_NOGIL(cuMemcpyAtoHAsync, buf.data(), h, offset, buf.size(), *stream);
@@ -169,6 +172,7 @@ void memcpy_dtoa(py::handle ary, py::handle index, py::handle src, py::handle le
   check_in_array(a, offset, bytes, "memcpy_dtoa", "the destination");
   check_in_allocation(src, bytes, "memcpy_dtoa", "source");
   CUarray h = a.handle("memcpy_dtoa");
+  nvtx_range range{"cuplug dtoa", bytes_payload(bytes)};
   scoped_activation_if_none active(a.get_context());
   CUPLUG_CALL_NOGIL(cuMemcpyDtoA, h, offset, s, bytes);
 }
@@ -181,6 +185,7 @@ void memcpy_atod(py::handle dest, py::handle ary, py::handle index, py::handle l
   check_in_array(a, offset, bytes, "memcpy_atod", "the source");
   check_in_allocation(dest, bytes, "memcpy_atod", "destination");
   CUarray h = a.handle("memcpy_atod");
+  nvtx_range range{"cuplug atod", bytes_payload(bytes)};
   scoped_activation_if_none active(a.get_context());
   CUPLUG_CALL_NOGIL(cuMemcpyAtoD, d, h, offset, bytes);
 }
@@ -195,6 +200,7 @@ void memcpy_atoa(py::handle dest, py::handle dest_index, py::handle src, py::han
   check_in_array(d, d_off, bytes, "memcpy_atoa", "the destination");
   check_in_array(s, s_off, bytes, "memcpy_atoa", "the source");
   CUarray dh = d.handle("memcpy_atoa"), sh = s.handle("memcpy_atoa");
+  nvtx_range range{"cuplug atoa", bytes_payload(bytes)};
   scoped_activation_if_none active(d.get_context());
   CUPLUG_CALL_NOGIL(cuMemcpyAtoA, dh, d_off, sh, s_off, bytes);
 }

@@ -8,6 +8,7 @@
 #include "memory/memory.hpp"
 #include "support/convert.hpp"
 #include "support/hints.hpp"
+#include "support/nvtx_ranges.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -75,6 +76,7 @@ void memcpy_htod(py::handle dest, py::handle src, std::optional<CUstream> stream
   CUdeviceptr d = to_devptr(dest);
   held_buffer buf(src, PyBUF_ANY_CONTIGUOUS, routine, "src");
   check_fits(dest, buf.size(), routine, "destination", "the source buffer");
+  nvtx_range range{"cuplug htod", bytes_payload(buf.size())};
   scoped_activation_if_none active(context_of(dest));
   if (stream)
     CUPLUG_CALL_NOGIL(cuMemcpyHtoDAsync, d, buf.data(), buf.size(), *stream);
@@ -87,6 +89,7 @@ void memcpy_dtoh(py::handle dest, py::handle src, std::optional<CUstream> stream
   CUdeviceptr s = to_devptr(src);
   held_buffer buf(dest, PyBUF_ANY_CONTIGUOUS | PyBUF_WRITABLE, routine, "dest");
   check_fits(src, buf.size(), routine, "source", "the destination buffer");
+  nvtx_range range{"cuplug dtoh", bytes_payload(buf.size())};
   scoped_activation_if_none active(context_of(src));
   if (stream)
     CUPLUG_CALL_NOGIL(cuMemcpyDtoHAsync, buf.data(), s, buf.size(), *stream);
@@ -101,6 +104,7 @@ void memcpy_dtod(py::handle dest, py::handle src, py::handle size_obj,
   std::size_t size = to_size(size_obj, (std::string(routine) + ": size").c_str());
   check_fits(dest, size, routine, "destination", "the copy");
   check_fits(src, size, routine, "source", "the copy");
+  nvtx_range range{"cuplug dtod", bytes_payload(size)};
   scoped_activation_if_none active(context_of(dest, src));
   if (stream)
     CUPLUG_CALL_NOGIL(cuMemcpyDtoDAsync, d, s, size, *stream);
@@ -118,6 +122,7 @@ void memcpy_peer(py::handle dest, py::handle src, py::handle size_obj, py::handl
   check_fits(src, size, routine, "source", "the copy");
   context_ptr dc = context_or_current(dest_ctx, routine, "dest_context");
   context_ptr sc = context_or_current(src_ctx, routine, "src_context");
+  nvtx_range range{"cuplug peer copy", bytes_payload(size)};
   if (stream)
     CUPLUG_CALL_NOGIL(cuMemcpyPeerAsync, d, dc->handle(), s, sc->handle(), size, *stream);
   else

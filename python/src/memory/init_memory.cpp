@@ -7,6 +7,7 @@
 #include "support/convert.hpp"
 #include "support/hints.hpp"
 #include "support/host_buffer.hpp"
+#include "support/nvtx_ranges.hpp"
 
 #include <cuplug/backends.hpp>
 
@@ -107,6 +108,7 @@ device_allocation_ptr allocate_device(std::size_t bytes, py::handle stream_obj) 
   CUstream stream = to_stream(stream_obj);
   context_ptr ctx = context::current_or_throw();
   plugin_ptr<allocator> alloc = per_context(ctx, current_allocator());
+  nvtx_range range{"cuplug alloc", bytes_payload(bytes)};
   std::uintptr_t ptr = 0;
   try {
     ptr = alloc->allocate(bytes, stream);

@@ -8,6 +8,7 @@
 #include "memory/structured_copy.hpp"
 #include "support/convert.hpp"
 #include "support/hints.hpp"
+#include "support/nvtx_ranges.hpp"
 
 #include <string>
 #include <utility>
@@ -135,6 +136,7 @@ void init_structured_copies(py::module_ &m) {
           "__call__",
           [](memcpy_2d &c, bool aligned) {
             c.check_extents("Memcpy2D");
+            nvtx_range range{"cuplug 2D copy"};
             scoped_activation_if_none active(c.device_context());
             CUDA_MEMCPY2D d = c.desc;
             if (aligned)
@@ -151,6 +153,7 @@ void init_structured_copies(py::module_ &m) {
           [](memcpy_2d &c, hint::stream stream) {
             CUstream s = to_stream(stream);
             c.check_extents("Memcpy2D");
+            nvtx_range range{"cuplug 2D copy"};
             scoped_activation_if_none active(c.device_context());
             CUDA_MEMCPY2D d = c.desc;
             CUPLUG_CALL_NOGIL(cuMemcpy2DAsync, &d, s);
@@ -166,6 +169,7 @@ void init_structured_copies(py::module_ &m) {
           "__call__",
           [](memcpy_3d &c) {
             c.check_extents("Memcpy3D");
+            nvtx_range range{"cuplug 3D copy"};
             scoped_activation_if_none active(c.device_context());
             CUDA_MEMCPY3D d = c.desc;
             CUPLUG_CALL_NOGIL(cuMemcpy3D, &d);
@@ -176,6 +180,7 @@ void init_structured_copies(py::module_ &m) {
           [](memcpy_3d &c, hint::stream stream) {
             CUstream s = to_stream(stream);
             c.check_extents("Memcpy3D");
+            nvtx_range range{"cuplug 3D copy"};
             scoped_activation_if_none active(c.device_context());
             CUDA_MEMCPY3D d = c.desc;
             CUPLUG_CALL_NOGIL(cuMemcpy3DAsync, &d, s);

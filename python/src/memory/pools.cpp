@@ -3,6 +3,7 @@
 #include "memory/pools.hpp"
 #include "support/convert.hpp"
 #include "support/host_buffer.hpp"
+#include "support/nvtx_ranges.hpp"
 
 #include <cuplug/config.hpp>
 #include <cuplug/registry.hpp>
@@ -106,6 +107,7 @@ std::shared_ptr<pooled_device_allocation> device_memory_pool::allocate(py::handl
   const CUstream stream = stream_obj.is_none() ? nullptr : to_stream(stream_obj);
   device_ptr p;
   {
+    nvtx_range range{"cuplug alloc", bytes_payload(bytes)};
     scoped_activation activate(ctx_);
     p = pool_->allocate(bytes, stream);
   }
@@ -149,6 +151,7 @@ py::array page_locked_memory_pool::allocate(py::handle shape, py::handle dtype, 
   }
   device_ptr p;
   {
+    nvtx_range range{"cuplug alloc", bytes_payload(bytes)};
     activation a(ctx_);
     p = pool_->allocate(bytes, nullptr);
   }

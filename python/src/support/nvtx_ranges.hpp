@@ -6,6 +6,9 @@
 
 #include <nvtx3/nvtx3.hpp>
 
+#include <cstddef>
+#include <cstdint>
+
 namespace cuplug::python {
 
 struct nvtx_domain {
@@ -15,5 +18,11 @@ struct nvtx_domain {
 // A range for the enclosing scope: `nvtx_range r{"compile"};` (the text is not copied: a
 // literal, or a string that outlives the range).
 using nvtx_range = nvtx3::scoped_range_in<nvtx_domain>;
+
+// A byte count as a range's payload, which Nsight Systems shows with it (copies, allocations):
+// `nvtx_range r{"cuplug htod", bytes_payload(n)};`.
+inline nvtx3::payload bytes_payload(std::size_t bytes) noexcept {
+  return nvtx3::payload{static_cast<std::uint64_t>(bytes)};
+}
 
 } // namespace cuplug::python

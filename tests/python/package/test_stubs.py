@@ -31,6 +31,7 @@ def test_package_ships_type_information():
         "_array.pyi",
         "_compiler.pyi",
         "_dlpack.pyi",
+        "_memory_history.pyi",
         "_nvtx.pyi",
         "allocators.pyi",
         "backends.pyi",
