@@ -22,6 +22,41 @@ int device_count_from_env() {
   return std::min(std::atoi(env), 64);
 }
 
+// The board's devices the process sees, in order, as the real driver reads CUDA_VISIBLE_DEVICES
+// at cuInit: a comma-separated list of indices; the first entry that is not an index of the
+// board (negative, out of range, not a number, or a repeat) ends the list, so "0,2,-1,1" shows
+// devices 0 and 2, and "" shows none. GPU UUIDs ("GPU-...") are not modelled: they end the list.
+std::vector<int> visible_devices(int board) {
+  std::vector<int> visible;
+  const char *env = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!env) {
+    for (int d = 0; d < board; ++d)
+      visible.push_back(d);
+    return visible;
+  }
+  std::string text(env);
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    std::string entry =
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    entry.erase(0, entry.find_first_not_of(' '));
+    entry.erase(entry.find_last_not_of(' ') + 1);
+    if (entry.empty() || entry.size() > 4 || !std::all_of(entry.begin(), entry.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        }))
+      break;
+    int d = std::atoi(entry.c_str());
+    if (d >= board || std::find(visible.begin(), visible.end(), d) != visible.end())
+      break;
+    visible.push_back(d);
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  return visible;
+}
+
 CUcontext new_context(int device, unsigned flags, bool primary) {
   auto &reusable = state().reusable_contexts;
   CUctx_st *ctx;
@@ -48,10 +83,12 @@ CUresult fake_cuInit(unsigned int Flags) {
   auto &s = state();
   if (s.initialized)
     return CUDA_SUCCESS;
-  int count = device_count_from_env();
-  if (count <= 0)
+  std::vector<int> visible = visible_devices(device_count_from_env());
+  if (visible.empty())
     return CUDA_ERROR_NO_DEVICE;
+  int count = int(visible.size());
   s.device_count = count;
+  s.physical = visible;
   s.device_used.assign(count, 0);
   for (int d = 0; d < count; ++d) {
     s.primary.push_back(new_context(d, 0, true));
