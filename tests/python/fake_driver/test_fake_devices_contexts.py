@@ -87,7 +87,9 @@ def test_cuda_visible_devices_chooses_and_orders_the_devices(fake_library):
         env = {"FAKE_CUDA_DEVICE_COUNT": "4", "PATH": "/usr/bin:/bin"}
         if visible is not None:
             env["CUDA_VISIBLE_DEVICES"] = visible
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env
+        )
         assert out.stdout.split() == expected.split(), (visible, out.stdout, out.stderr)
 
 
