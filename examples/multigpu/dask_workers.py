@@ -20,7 +20,8 @@ Run it: ``PYTHONPATH=build/python python examples/multigpu/dask_workers.py`` wit
 says so and exits 0. ``--parts N`` and ``--size N`` change the work (default 8 parts of 2^22
 float32 values).
 """
-# example-test: without-gpu, real-gpu
+# example-test: without-gpu
+# (On GPUs: driver/test_multidevice_gpu.py runs it and checks its lines, once per multi-GPU run.)
 
 import argparse
 import copy
@@ -37,11 +38,26 @@ def host_values(seed, n):
 
 
 def _worker_context():
-    """This worker's GPU: device 0 of what CUDA_VISIBLE_DEVICES lets the process see."""
+    """This worker's GPU (device 0 of what CUDA_VISIBLE_DEVICES lets the process see) as one
+    Context object for the worker's life, kept on the Dask worker: each
+    retain_primary_context() call makes a new Context object, and one made and dropped per task
+    has left later frees of pooled arrays failing ("cuMemFree failed: invalid device context";
+    docs/multigpu.md)."""
+    from distributed import get_worker
+
     import cuplug.driver as drv
 
-    drv.init()
-    return drv.Device(0).retain_primary_context()
+    try:
+        worker = get_worker()
+    except ValueError:  # called outside a Dask task
+        worker = None
+    ctx = getattr(worker, "cuplug_context", None)
+    if ctx is None:
+        drv.init()
+        ctx = drv.Device(0).retain_primary_context()
+        if worker is not None:
+            worker.cuplug_context = ctx
+    return ctx
 
 
 def where():

@@ -47,72 +47,65 @@ def made_on_device_one(n):
 
 @pytest.fixture(scope="module")
 def cluster():
+    """The example's cluster on this process's first two devices: (cluster, client, names), the
+    worker of names[i] pinned to this process's device i."""
     drv.init()
     if drv.Device.count() < 2:
         pytest.skip(f"needs two CUDA devices; this machine has {drv.Device.count()}")
-    if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
-        pytest.skip("CUDA_VISIBLE_DEVICES is set here: the workers' pinning is tested without it")
-    with example.gpu_cluster([0, 1], silence_logs=40) as c, Client(c) as client:
+    # The GPUs as CUDA_VISIBLE_DEVICES names them (this process's own list when it has one).
+    gpus = example.visible_devices()[:2]
+    with example.gpu_cluster(gpus, silence_logs=40) as c, Client(c) as client:
         client.wait_for_workers(2, timeout=WAIT)
-        yield c, client
+        yield c, client, [f"gpu-{g}" for g in gpus]
 
 
 def test_each_worker_is_pinned_to_its_own_device(cluster):
-    _, client = cluster
+    _, client, names = cluster
     placed = example.placement(client)
-    assert set(placed) == {"gpu-0", "gpu-1"}
-    for name, info in placed.items():
-        device = int(name.split("-")[1])
-        assert info["pinned"] == str(device) and info["count"] == 1, info
-        # The worker's device 0 is the parent's device of that number (the same PCI location).
+    assert sorted(placed) == sorted(names)
+    for device, name in enumerate(names):
+        info = placed[name]
+        assert info["pinned"] == name[len("gpu-") :] and info["count"] == 1, info
+        # The worker's device 0 is this process's device of that number (same PCI location).
         assert info["bus"] == drv.Device(device).pci_bus_id(), (name, info)
 
 
 def test_an_array_made_on_one_worker_reaches_the_other_on_its_device(cluster):
-    _, client = cluster
+    _, client, (first, second) = cluster
     n = 1 << 16
-    x = client.submit(example.upload, 7, n, workers=["gpu-0"], pure=False)
-    kind, bus, values = client.submit(received, x, workers=["gpu-1"], pure=False).result(
-        timeout=WAIT
-    )
+    x = client.submit(example.upload, 7, n, workers=[first], pure=False)
+    got = client.submit(received, x, workers=[second], pure=False)
+    kind, bus, values = got.result(timeout=WAIT)
     assert kind == "GPUArray"
     assert bus == drv.Device(1).pci_bus_id()  # rebuilt on the receiving worker's device
     np.testing.assert_array_equal(values, example.host_values(7, n))
-    # And back: gpu-0 receives what gpu-1 made.
-    z = client.submit(example.upload, 8, 5, workers=["gpu-1"], pure=False)
-    kind, bus, values = client.submit(received, z, workers=["gpu-0"], pure=False).result(
-        timeout=WAIT
-    )
+    # And back: the first worker receives what the second made.
+    z = client.submit(example.upload, 8, 5, workers=[second], pure=False)
+    got = client.submit(received, z, workers=[first], pure=False)
+    kind, bus, values = got.result(timeout=WAIT)
     assert bus == drv.Device(0).pci_bus_id()
     np.testing.assert_array_equal(values, example.host_values(8, 5))
 
 
-def test_the_parts_are_placed_one_worker_after_the_other(cluster):
-    _, client = cluster
-    names = sorted(example.placement(client))
+def test_tasks_run_on_the_worker_they_are_placed_on(cluster):
+    _, client, names = cluster
     x = [client.submit(example.upload, k, 4, workers=[names[k % 2]], pure=False) for k in range(4)]
     wait(x, timeout=WAIT)
     who = client.who_has(x)
-    assert [list(who[f.key]) for f in x] == [
-        [a] for a in _addresses(client, ["gpu-0", "gpu-1", "gpu-0", "gpu-1"])
-    ]
-
-
-def _addresses(client, names):
     by_name = {w["name"]: a for a, w in client.scheduler_info()["workers"].items()}
-    return [by_name[name] for name in names]
+    assert [list(who[f.key]) for f in x] == [[by_name[names[k % 2]]] for k in range(4)]
 
 
 def test_a_device_the_worker_cannot_see_is_a_clear_error(cluster):
-    _, client = cluster
-    future = client.submit(made_on_device_one, 4, workers=["gpu-0"], pure=False)
+    _, client, names = cluster
+    future = client.submit(made_on_device_one, 4, workers=[names[0]], pure=False)
     with pytest.raises(ValueError, match=r"device 1 does not exist: this machine has 1 device"):
         future.result(timeout=WAIT)
 
 
 def test_a_worker_beyond_the_gpus_is_refused(cluster):
-    c, _ = cluster
-    with pytest.raises(ValueError, match=r"one worker per GPU: every GPU given \(0, 1\)"):
+    c, _, _ = cluster
+    with pytest.raises(ValueError, match=r"one worker per GPU: every GPU given \("):
         c.new_worker_spec()
 
 
