@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 namespace fake {
 namespace {
@@ -29,30 +30,16 @@ int device_count_from_env() {
 std::vector<int> visible_devices(int board) {
   std::vector<int> visible;
   const char *env = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!env) {
-    for (int d = 0; d < board; ++d)
-      visible.push_back(d);
-    return visible;
-  }
-  std::string text(env);
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    std::string entry =
-        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    entry.erase(0, entry.find_first_not_of(' '));
-    entry.erase(entry.find_last_not_of(' ') + 1);
-    if (entry.empty() || entry.size() > 4 || !std::all_of(entry.begin(), entry.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        }))
-      break;
-    int d = std::atoi(entry.c_str());
-    if (d >= board || std::find(visible.begin(), visible.end(), d) != visible.end())
-      break;
+  for (int d = 0; !env && d < board; ++d)
     visible.push_back(d);
-    if (end == std::string::npos)
+  std::istringstream list(env ? env : "");
+  for (std::string entry; env && std::getline(list, entry, ',');) {
+    char *end = nullptr;
+    long d = std::strtol(entry.c_str(), &end, 10);
+    if (end == entry.c_str() || *end != '\0' || d < 0 || d >= board ||
+        std::count(visible.begin(), visible.end(), int(d)) != 0)
       break;
-    start = end + 1;
+    visible.push_back(int(d));
   }
   return visible;
 }
