@@ -39,10 +39,8 @@ def host_values(seed, n):
 
 def _worker_context():
     """This worker's GPU (device 0 of what CUDA_VISIBLE_DEVICES lets the process see) as one
-    Context object for the worker's life, kept on the Dask worker: each
-    retain_primary_context() call makes a new Context object, and one made and dropped per task
-    has left later frees of pooled arrays failing ("cuMemFree failed: invalid device context";
-    docs/multigpu.md)."""
+    Context object for the worker's life, kept on the Dask worker (each retain_primary_context()
+    call makes a new one)."""
     from distributed import get_worker
 
     import cuplug.driver as drv
