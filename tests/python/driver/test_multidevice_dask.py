@@ -96,6 +96,17 @@ def test_tasks_run_on_the_worker_they_are_placed_on(cluster):
     assert [list(who[f.key]) for f in x] == [[by_name[names[k % 2]]] for k in range(4)]
 
 
+def test_the_examples_parts_run_and_hand_over_as_placed(cluster):
+    """The example's whole task graph (upload, scale and combine of each part; the fake driver
+    launches no kernel, so the numbers are not checked here): every combine ran on the next
+    worker, with the array it was handed on that worker's device."""
+    _, client, names = cluster
+    results, routes, _ = example.run_parts(client, names, 4, 256)
+    bus = {name: info["bus"] for name, info in example.placement(client).items()}
+    assert [(r["here"], r["y_on"]) for r in results] == [(bus[o], bus[o]) for _, o in routes]
+    assert all(home != other for home, other in routes)
+
+
 def test_a_device_the_worker_cannot_see_is_a_clear_error(cluster):
     _, client, names = cluster
     future = client.submit(made_on_device_one, 4, workers=[names[0]], pure=False)
