@@ -17,8 +17,9 @@
 # scikit-build-core for pip install .; --style makes ruff and clang-format required; --demo asks
 # only what building and running needs: no pytest, no optional test packages, no Xvfb or Mesa).
 # Optional packages (pybind11-stubgen for the stub drift test, ruff without --style, hypothesis,
-# mypy and basedpyright for the type checking test) are installed when pip can; when it cannot, a
-# warning says what is skipped.
+# mypy and basedpyright for the type checking test, mpi4py with MPICH and dask with distributed
+# for the multi-device tests) are installed when pip can; when it cannot, a warning says what is
+# skipped.
 set -u
 exec 3>&1 1>&2 # stdout is the answer only
 cd "$(dirname "$0")/.." || exit 1
@@ -117,6 +118,8 @@ optional = {
     "basedpyright": ("basedpyright==1.40.2", "the type checking test (test_typing.py, pyright)"),
     # mpi4py and an MPI to run it with (MPICH's wheel brings mpiexec and libmpi).
     "mpi4py": ("mpi4py>=4 mpich", "the MPI example's test (test_multidevice.py)"),
+    # Dask's cluster of one worker process per device (pure-Python wheels, about 10 s to install).
+    "distributed": ("dask distributed", "the Dask workers' test (test_multidevice_dask.py)"),
 }
 if sys.version_info < (3, 11):
     wanted["tomli"] = "tomli>=1.1"

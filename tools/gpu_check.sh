@@ -163,6 +163,17 @@ if ls "$root"/.mpi/*.whl >/dev/null 2>&1; then
     export LD_LIBRARY_PATH="${mpi_lib%/*}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   fi
 fi
+# Dask for the multi-GPU Dask example (dask, distributed and their pure-Python dependencies as
+# wheels in the ignored folder .dask/, docs/multigpu.md): installed under one prefix and put on
+# the Python path.
+if ls "$root"/.dask/*.whl >/dev/null 2>&1; then
+  if "$python" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$build/dask" \
+    "$root"/.dask/*.whl >"$out/dask_wheels.log" 2>&1; then
+    PYTHONPATH="$PYTHONPATH:$build/dask"
+  else
+    echo "installing .dask/ failed ($out/dask_wheels.log)"
+  fi
+fi
 # Real driver and devices: never the fake one, and no stale choices from the environment:
 # CUPLUG_<KIND> for every kind of the kinds table ("  X(kind, ..." lines).
 kind_vars=$(sed -n 's/^  X(\([a-z_]*\),.*/CUPLUG_\U\1/p' core/include/cuplug/plugin_kinds.hpp)
@@ -393,9 +404,11 @@ if [ "$part" = multigpu ] && [ "${gpus:-0}" -lt 2 ]; then
   finish
 fi
 if [ "$part" != bench ] && [ "$part" != sanitize ] && [ "${gpus:-0}" -gt 1 ]; then
-  pytest_args=(-rfEs --tb=short -p no:cacheprovider -p no:benchmark) # skip reasons too
-  run_watched "$(budget 150 "$after_sanitizer")" "$out/pytest-multigpu-stacks.log" "$python" -m \
+  # Skip reasons too, and the passed tests' output (-rP: the Dask example's lines).
+  pytest_args=(-rfEsP --tb=short -p no:cacheprovider -p no:benchmark)
+  run_watched "$(budget 200 "$after_sanitizer")" "$out/pytest-multigpu-stacks.log" "$python" -m \
     pytest tests/python/driver/test_multidevice.py tests/python/driver/test_multidevice_gpu.py \
+    tests/python/driver/test_multidevice_dask.py \
     tests/python/package/test_examples.py tests/python/package/test_examples_gpu.py \
     -k "multidevice or multigpu" "${pytest_args[@]}" >"$out/pytest-multigpu.log" 2>&1
   rc=$?
@@ -404,6 +417,15 @@ if [ "$part" != bench ] && [ "$part" != sanitize ] && [ "${gpus:-0}" -gt 1 ]; th
     note "multi-GPU ($gpus GPUs) tests ${result:-ok}"
   else
     fail "multi-GPU ($gpus GPUs) tests FAILED ${result:-(exit $rc)} (pytest-multigpu.log)"
+  fi
+  # The Dask example (test_multidevice_gpu.py runs it): its time on all GPUs against one.
+  dask_line=$(grep -E "^[0-9]+ GPUs vs 1: " "$out/pytest-multigpu.log" | tail -1)
+  if [ -n "$dask_line" ]; then
+    note "multi-GPU Dask example: $dask_line"
+  elif ! "$python" -c 'import distributed' 2>/dev/null; then
+    note "multi-GPU Dask example not run: no dask (bring .dask/, docs/multigpu.md)"
+  else
+    fail "multi-GPU Dask example FAILED or did not run (pytest-multigpu.log)"
   fi
 fi
 

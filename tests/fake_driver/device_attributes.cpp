@@ -173,7 +173,13 @@ int pci_domain(int device) { return device / 8; }
 
 } // namespace
 
+int physical_device(int device) {
+  const auto &physical = state().physical;
+  return device >= 0 && size_t(device) < physical.size() ? physical[size_t(device)] : device;
+}
+
 CUresult device_attribute(int *value, int attribute, int device) {
+  device = physical_device(device);
   for (const auto &a : h100) {
     if (a.attribute != attribute)
       continue;
@@ -191,6 +197,7 @@ CUresult device_attribute(int *value, int attribute, int device) {
 }
 
 std::string pci_bus_id(int device) {
+  device = physical_device(device);
   char buf[32];
   std::snprintf(buf, sizeof buf, "%04X:%02X:%02X.%X", pci_domain(device), pci_bus(device), 0, 0);
   return buf;

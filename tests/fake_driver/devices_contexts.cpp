@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 namespace fake {
 namespace {
@@ -20,6 +21,27 @@ int device_count_from_env() {
     if (!std::isdigit(static_cast<unsigned char>(*p)))
       return default_device_count;
   return std::min(std::atoi(env), 64);
+}
+
+// The board's devices the process sees, in order, as the real driver reads CUDA_VISIBLE_DEVICES
+// at cuInit: a comma-separated list of indices; the first entry that is not an index of the
+// board (negative, out of range, not a number, or a repeat) ends the list, so "0,2,-1,1" shows
+// devices 0 and 2, and "" shows none. GPU UUIDs ("GPU-...") are not modelled: they end the list.
+std::vector<int> visible_devices(int board) {
+  std::vector<int> visible;
+  const char *env = std::getenv("CUDA_VISIBLE_DEVICES");
+  for (int d = 0; !env && d < board; ++d)
+    visible.push_back(d);
+  std::istringstream list(env ? env : "");
+  for (std::string entry; env && std::getline(list, entry, ',');) {
+    char *end = nullptr;
+    long d = std::strtol(entry.c_str(), &end, 10);
+    if (end == entry.c_str() || *end != '\0' || d < 0 || d >= board ||
+        std::count(visible.begin(), visible.end(), int(d)) != 0)
+      break;
+    visible.push_back(int(d));
+  }
+  return visible;
 }
 
 CUcontext new_context(int device, unsigned flags, bool primary) {
@@ -48,10 +70,12 @@ CUresult fake_cuInit(unsigned int Flags) {
   auto &s = state();
   if (s.initialized)
     return CUDA_SUCCESS;
-  int count = device_count_from_env();
-  if (count <= 0)
+  std::vector<int> visible = visible_devices(device_count_from_env());
+  if (visible.empty())
     return CUDA_ERROR_NO_DEVICE;
+  int count = int(visible.size());
   s.device_count = count;
+  s.physical = visible;
   s.device_used.assign(count, 0);
   for (int d = 0; d < count; ++d) {
     s.primary.push_back(new_context(d, 0, true));

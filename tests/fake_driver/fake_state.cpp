@@ -460,6 +460,7 @@ void reset_all() {
   s.next_capture_id = 1;
   s.allocations.clear();
   s.device_used.clear();
+  s.physical.clear();
   for (auto &[device, a] : arenas()) {
     a.free.clear();
     if (a.size)

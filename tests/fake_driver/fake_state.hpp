@@ -231,7 +231,8 @@ struct launch_record {
 struct state_t {
   bool initialized = false;
   int device_count = default_device_count;
-  uint64_t epoch = 1; // bumped by fake_cuda_reset so threads drop their context stacks
+  std::vector<int> physical; // visible ordinal -> the fake board's device (CUDA_VISIBLE_DEVICES)
+  uint64_t epoch = 1;        // bumped by fake_cuda_reset so threads drop their context stacks
 
   std::vector<CUcontext> primary;           // one per device
   std::unordered_set<CUcontext> contexts;   // alive created contexts and all primary contexts
@@ -401,6 +402,8 @@ const entry_table &entries();
 // Device attributes (device_attributes.cpp).
 CUresult device_attribute(int *value, int attribute, int device);
 std::string pci_bus_id(int device);
+// The board's device a visible ordinal stands for (CUDA_VISIBLE_DEVICES; itself when unset).
+int physical_device(int device);
 
 } // namespace fake
 

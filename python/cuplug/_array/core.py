@@ -15,7 +15,7 @@ from .indexing import IndexingMixin
 from .interop import ArrayInterop
 from .methods import MethodsMixin
 from .numpy_protocols import NumpyProtocolsMixin
-from .transfers import TransferMixin, to_gpu
+from .transfers import TransferMixin, pickled_values, unpickle
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -292,7 +292,9 @@ class GPUArray(
         return str(self.get())
 
     def __reduce__(self):
-        return (to_gpu, (self.get(),))
+        # Through host memory (pickle has no other way): read under the array's context,
+        # rebuilt on the current device, or device 0 where no context is current (transfers.py).
+        return (unpickle, (pickled_values(self),))
 
     def bind_to_texref(self, texref, allow_offset=False):
         """PyCUDA's texture-reference binding: texture references were removed in CUDA 12

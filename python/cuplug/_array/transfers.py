@@ -18,7 +18,15 @@ from cuplug._kernels.results import empty as _empty
 if TYPE_CHECKING:
     from .core import GPUArray
 
-__all__ = ["TransferMixin", "copy_to_context", "to_device", "to_gpu", "to_gpu_async"]
+__all__ = [
+    "TransferMixin",
+    "copy_to_context",
+    "pickled_values",
+    "to_device",
+    "to_gpu",
+    "to_gpu_async",
+    "unpickle",
+]
 
 _apply = _core._array.apply
 # The C++ layout's byte count: a subclass may set its own nbytes (PyCUDA's plain attribute,
@@ -277,6 +285,31 @@ def to_device(ary, device, stream=None) -> GPUArray:
         return copy_to_context(ary, dest, stream)
     with dest:
         return to_gpu(ary) if stream is None else to_gpu_async(ary, stream=stream)
+
+
+def pickled_values(a) -> np.ndarray:
+    """The host copy GPUArray.__reduce__ pickles: read with the array's own context pushed, so
+    that it works from a thread with no context current (the thread a Dask or Ray worker
+    serializes results in) or with another device's context current."""
+    ctx = a.context
+    if ctx is None:  # a detached context's array: get() says so
+        return a.get()
+    with ctx:
+        return a.get()
+
+
+def unpickle(host) -> GPUArray:
+    """The unpickling half of GPUArray.__reduce__: `host` copied to the current context's
+    device; in a thread with no context current (the thread a Dask or Ray worker deserializes
+    arguments in), to device 0's primary context: the default device of CUDA's runtime, CuPy and
+    PyTorch, and in a worker pinned to one GPU with CUDA_VISIBLE_DEVICES that GPU."""
+    if _core.Context.get_current(adopt=True) is not None:
+        return to_gpu(host)
+    _core.init()
+    if _core.Device.count() == 0:
+        raise RuntimeError("unpickling a GPUArray: no CUDA device is visible to this process")
+    with _peer.as_context(0):
+        return to_gpu(host)
 
 
 def to_gpu(ary, allocator=None) -> GPUArray:

@@ -48,10 +48,14 @@ void device_allocation::release() noexcept {
     return;
   try {
     scoped_activation activate(ctx_);
-    if (allocator_)
+    if (allocator_) {
       allocator_->deallocate(ptr_, bytes_, stream_);
-    else
+      // This may be the allocator's last owner (a pool its context's table has let go): its
+      // destructor gives what it holds back to the driver, which needs this context current.
+      allocator_.reset();
+    } else {
       cleanup_call(detail::entry(driver().cuMemFree, "cuMemFree")(ptr_), "cuMemFree");
+    }
   } catch (...) {
     // The context is gone (detached or destroyed): its memory went with it, as in PyCUDA.
   }

@@ -363,6 +363,38 @@ def test_ipc_handle_wrong_size(ctx):
         drv.IPCMemoryHandle(bytearray(10))
 
 
+SHORT_LIVED_CONTEXTS = """
+import gc
+import numpy as np
+import cuplug.driver as drv
+from cuplug import gpuarray
+drv.init()
+keep = []
+for k in range(3):
+    with drv.Device(0).retain_primary_context():
+        keep.append(gpuarray.to_gpu(np.full(4096, k, np.float32)))
+while keep:
+    keep.pop()
+    gc.collect()
+print("freed")
+"""
+
+
+def test_arrays_made_under_short_lived_context_objects_free_quietly():
+    """Each retain_primary_context() call makes a Context object. Arrays made under several,
+    each dropped after its block (a Dask worker's tasks did this), free without errors: the pool
+    they share may by then have been let go by its context's table, so its last owner, the last
+    array, destroys it, and what it holds goes back to the driver under the array's context.
+    In a process of its own: another live Context object of that context would hide it."""
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-c", SHORT_LIVED_CONTEXTS], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "freed", proc.stderr
+    assert "failed to free" not in proc.stderr, proc.stderr
+
+
 def test_memory_of_a_detached_context_is_dropped_quietly(capfd):
     drv.init()
     c = drv.Device(0).make_context()

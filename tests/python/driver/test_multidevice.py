@@ -405,6 +405,31 @@ def test_dlpack_and_cuda_array_interface_name_the_arrays_device(two):
     assert b.__cuda_array_interface__["data"][0] == b.ptr
 
 
+def test_pickling_reads_under_the_arrays_context_and_rebuilds_on_the_current_one(two):
+    """What moves a GPUArray between Dask or Ray workers: pickled from any thread (its values are
+    read under its own context), unpickled onto the current context's device, or device 0's
+    primary context in a thread with none current (a worker's communication thread)."""
+    import pickle
+    import threading
+
+    c0, c1 = two
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = on(c1, host)
+    data = pickle.dumps(a[1:])  # no context current (a dense view: the fake runs no kernel)
+    with c0:
+        assert pickle.dumps(a) == pickle.dumps(a)  # another device's context current
+    with c1:
+        here = pickle.loads(data)
+    assert here.device == drv.Device(1)
+    rebuilt = []
+    thread = threading.Thread(target=lambda: rebuilt.append(pickle.loads(data)))
+    thread.start()
+    thread.join()
+    assert rebuilt[0].device == drv.Device(0)
+    with c0:
+        np.testing.assert_array_equal(rebuilt[0].get(), host[1:])
+
+
 def test_mpi_example_all_reduces_over_one_rank_per_gpu(two, tmp_path):
     """examples/multigpu/mpi_allreduce.py under ``mpiexec -n 2``: each rank on its own device, the
     sum checked on every rank (device buffers with a CUDA-aware MPI, staged through the host

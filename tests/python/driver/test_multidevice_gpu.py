@@ -1,7 +1,8 @@
 """Several devices in one process, on a machine with two GPUs or more (skips with fewer): kernels
 and random numbers run on each device, strided and large arrays copy exactly between devices, one
-thread drives every GPU, and the NCCL example all-reduces cuplug arrays. What the fake driver's two
-devices can show is test_multidevice.py's."""
+thread drives every GPU, the NCCL example all-reduces cuplug arrays and the Dask example hands
+them between one worker process per GPU. What the fake driver's two devices can show is
+test_multidevice.py's (and test_multidevice_dask.py's)."""
 
 import numpy as np
 import pytest
@@ -80,3 +81,27 @@ def test_nccl_example_all_reduces_cuplug_arrays_on_every_gpu(two, tmp_path):
         pytest.skip(proc.stdout.strip().splitlines()[-1])
     count = drv.Device.count()
     assert f"OK on {count} GPU(s), zero copies" in proc.stdout, proc.stdout
+
+
+def test_dask_example_hands_arrays_between_gpu_workers(two, tmp_path):
+    """examples/multigpu/dask_workers.py on every GPU: one worker process per GPU, kernels and
+    reductions on each, arrays handed from worker to worker, every number checked against NumPy
+    (the example's own check), then the same work on one GPU for the time."""
+    import os
+
+    from support.examples import EXAMPLES, run
+
+    proc = run(
+        os.path.join(EXAMPLES, "multigpu", "dask_workers.py"),
+        CUPLUG_CONFIG="",
+        HOME=str(tmp_path),
+        CUPLUG_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if "GPU not used" in proc.stdout:
+        pytest.skip(proc.stdout.strip().splitlines()[-1])
+    print(proc.stdout)  # tools/gpu_check.sh puts its last line in the summary (pytest -rP)
+    count = drv.Device.count()
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith(f"{count} GPU(s) (") for line in lines), proc.stdout
+    assert lines[-1].startswith(f"{count} GPUs vs 1: ") and lines[-1].endswith(": OK"), proc.stdout

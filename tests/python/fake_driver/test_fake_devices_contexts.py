@@ -55,6 +55,44 @@ def test_device_count_from_environment(fake_library):
         assert out.stdout.split() == expected.split(), out.stderr
 
 
+def test_cuda_visible_devices_chooses_and_orders_the_devices(fake_library):
+    """As the real driver reads it at cuInit: the listed board devices in the listed order (their
+    PCI bus ids say which), the list ending at the first entry that is not one of the board's
+    devices; an empty list shows none (cuInit: CUDA_ERROR_NO_DEVICE). Dask workers pinned to one
+    GPU each (test_multidevice_dask.py) rely on it."""
+    here = str(pathlib.Path(fc.__file__).parents[1])
+    script = (
+        f"import sys; sys.path.insert(0, {here!r})\n"
+        "import ctypes\n"
+        "from support import fakecuda as fc\n"
+        f"d = fc.FakeCuda({str(fake_library)!r})\n"
+        "r = d.cuInit(0)\n"
+        "n = ctypes.c_int(); d.cuDeviceGetCount(ctypes.byref(n))\n"
+        "ids = []\n"
+        "for i in range(n.value):\n"
+        "    b = ctypes.create_string_buffer(32); d.cuDeviceGetPCIBusId(b, 32, i)\n"
+        "    ids.append(b.value.decode()[5:7])\n"
+        "print(r, n.value, *ids)\n"
+    )
+    # The board of four: buses 18, 2A, 3A, 5D.
+    for visible, expected in (
+        (None, "0 4 18 2A 3A 5D"),
+        ("1", "0 1 2A"),
+        ("2,1", "0 2 3A 2A"),
+        ("0,2,-1,1", "0 2 18 3A"),
+        ("3,7,0", "0 1 5D"),
+        ("", "100 0"),
+        ("GPU-1234", "100 0"),
+    ):
+        env = {"FAKE_CUDA_DEVICE_COUNT": "4", "PATH": "/usr/bin:/bin"}
+        if visible is not None:
+            env["CUDA_VISIBLE_DEVICES"] = visible
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env
+        )
+        assert out.stdout.split() == expected.split(), (visible, out.stdout, out.stderr)
+
+
 def test_device_name_is_truncated_to_the_buffer(drv):
     name = ctypes.create_string_buffer(8)
     drv.check("cuDeviceGetName", name, 5, 0)
