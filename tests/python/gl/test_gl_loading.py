@@ -5,6 +5,7 @@ is an error of the Window being made, naming the library and the package that pr
 from __future__ import annotations
 
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -119,3 +120,17 @@ def test_window_support_is_true_where_the_libraries_load(helper):
     assert why == " / ".join(w for w in (glfw, egl) if w)
     if os.environ.get("CI") and not (windowed and headless):
         pytest.fail(f"CI installs libglfw3 and libegl1 (tools/ensure_deps.sh): {why}")
+
+
+def test_the_helper_sources_include_no_gl_header():
+    """Building the helper needs no GL, EGL or GLFW header (a wheel builds where none is
+    installed), nor does the interop plugin: only gl_api_check.cpp, built where they are,
+    includes them."""
+    root = pathlib.Path(__file__).resolve().parents[3]
+    sources = sorted(root.glob("interop/gl_*.[ch]pp")) + [root / "python/src/gl/init_gl_window.cpp"]
+    assert root / "interop/gl_api.cpp" in sources
+    header = re.compile(r"#\s*include\s*[<\"](GL|EGL|GLFW|KHR)/")
+    including = [
+        p.name for p in sources if p.name != "gl_api_check.cpp" and header.search(p.read_text())
+    ]
+    assert including == [], f"include GL headers: {including}"
