@@ -1,7 +1,7 @@
 // A full-screen triangle whose fragments fetch their texel from a buffer texture.
 #include "gl_buffer_image.hpp"
 
-#include <GL/glew.h>
+#include "gl_api.hpp"
 
 #include <string>
 
@@ -49,7 +49,11 @@ bool buffer_image::available() {
   if (tried_)
     return program_ != 0;
   tried_ = true;
-  if (!GLEW_VERSION_3_1) {
+  bool loaded = true; // the context gave every GL 2.0 - 3.1 function this needs (load_gl)
+#define CUPLUG_GL_LOADED(ret, name, params) loaded = loaded && name != nullptr;
+  CUPLUG_GL_BUFFER_IMAGE(CUPLUG_GL_LOADED)
+#undef CUPLUG_GL_LOADED
+  if (gl_version() < 31 || !loaded) {
     why_ = "GL 3.1 (buffer textures) is not available in this context";
     return false;
   }

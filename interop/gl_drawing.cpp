@@ -1,9 +1,8 @@
 // The drawing half of cuplug.gl.Window: GL objects (buffers, textures, the offscreen
 // framebuffer) and the GL calls that draw into and read from that framebuffer. The context they
 // run in (a GLFW window or a headless EGL context) is made and shown in gl_window.cpp.
+#include "gl_api.hpp"
 #include "gl_window.hpp"
-
-#include <GL/glew.h>
 
 #include <cstring>
 #include <string>

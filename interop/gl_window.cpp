@@ -1,17 +1,8 @@
-// The context half of cuplug.gl.Window: GLFW windows and headless EGL contexts, with GL through
-// GLEW: making them current, showing the framebuffer, events and closing. What is drawn, and the
-// GL objects it is drawn with, are in gl_drawing.cpp.
+// The context half of cuplug.gl.Window: GLFW windows and headless EGL contexts, with GL's entry
+// points loaded at run time (gl_api.hpp): making them current, showing the framebuffer, events
+// and closing. What is drawn, and the GL objects it is drawn with, are in gl_drawing.cpp.
 #include "gl_window.hpp"
-
-#include <GL/glew.h>
-
-#ifdef CUPLUG_GL_HAVE_GLFW
-#include <GLFW/glfw3.h>
-#endif
-#ifdef CUPLUG_GL_HAVE_EGL
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
-#endif
+#include "gl_api.hpp"
 
 #include <cstdio>
 #include <mutex>
@@ -19,42 +10,21 @@
 
 namespace cuplug::gl {
 
-build_support support() noexcept {
-  build_support s;
-#ifdef CUPLUG_GL_HAVE_GLFW
-  s.windowed = true;
-#endif
-#ifdef CUPLUG_GL_HAVE_EGL
-  s.headless = true;
-#endif
-#ifdef CUPLUG_GL_MISSING
-  s.missing = CUPLUG_GL_MISSING;
-#endif
-  return s;
-}
-
 namespace {
 
-// GLEW on a context: on an EGL context glewInit loads GL's functions and then fails with
-// GLEW_ERROR_NO_GLX_DISPLAY (Debian's GLEW is built for GLX, and its GLX-extension step needs an
-// X display); the GL functions it loaded are glvnd's dispatch stubs, which serve EGL contexts
-// too (docs/dependencies.md).
-void init_glew(bool egl) {
-  glewExperimental =
-      GL_TRUE; // core-profile entry points even where the extension string lacks them
-  const GLenum r = glewInit();
-  if (r != GLEW_OK && !(egl && r == GLEW_ERROR_NO_GLX_DISPLAY))
-    throw gl_error(std::string("glewInit failed: ") +
-                   reinterpret_cast<const char *>(glewGetErrorString(r)));
+// GL's entry points for the context just made current, and the version cuplug.gl needs.
+void init_gl(GLFWglproc (*get_proc)(const char *), const char *through) {
+  load_gl(get_proc, through);
   while (glGetError() != GL_NO_ERROR) {
-  } // glewInit may leave GL_INVALID_ENUM behind
-  if (glGenFramebuffers == nullptr || glBlitFramebuffer == nullptr || glGenBuffers == nullptr)
+  } // a context may start with an error set
+  if (gl_version() < 30) {
+    const GLubyte *v = glGetString(GL_VERSION);
     throw gl_error(std::string("the GL context (") +
-                   reinterpret_cast<const char *>(glGetString(GL_VERSION)) +
+                   (v ? reinterpret_cast<const char *>(v) : "no GL_VERSION") +
                    ") lacks framebuffer objects; cuplug.gl needs OpenGL 3.0 or newer");
+  }
 }
 
-#ifdef CUPLUG_GL_HAVE_GLFW
 std::mutex glfw_mutex;
 std::string glfw_last_error;
 void glfw_error(int code, const char *text) {
@@ -70,9 +40,7 @@ void init_glfw() {
                    "): no display? Set DISPLAY (or run under xvfb-run), or use headless=True");
   ok = true; // never terminated: windows may be destroyed during interpreter exit
 }
-#endif
 
-#ifdef CUPLUG_GL_HAVE_EGL
 std::string egl_error(const char *call) {
   char code[16];
   std::snprintf(code, sizeof code, "0x%x", eglGetError());
@@ -83,12 +51,10 @@ std::string egl_error(const char *call) {
 // device asked for when its driver says which that is), else Mesa's surfaceless platform, else
 // the default display. `chosen` says which.
 EGLDisplay open_egl_display(int cuda_device, std::string &chosen) {
-  auto query_devices =
-      reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
-  auto platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
-      eglGetProcAddress("eglGetPlatformDisplayEXT"));
-  auto device_attrib = reinterpret_cast<PFNEGLQUERYDEVICEATTRIBEXTPROC>(
-      eglGetProcAddress("eglQueryDeviceAttribEXT"));
+  // Extensions: null where this EGL lacks them (load_egl).
+  auto query_devices = eglQueryDevicesEXT;
+  auto platform_display = eglGetPlatformDisplayEXT;
+  auto device_attrib = eglQueryDeviceAttribEXT;
   EGLint major = 0, minor = 0;
   if (query_devices && platform_display) {
     EGLDeviceEXT devices[16];
@@ -97,10 +63,8 @@ EGLDisplay open_egl_display(int cuda_device, std::string &chosen) {
       EGLDisplay fallback = EGL_NO_DISPLAY;
       for (EGLint i = 0; i < count; ++i) {
         EGLAttrib cuda = -1;
-#ifdef EGL_CUDA_DEVICE_NV
         if (device_attrib && !device_attrib(devices[i], EGL_CUDA_DEVICE_NV, &cuda))
           cuda = -1;
-#endif
         EGLDisplay d = platform_display(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
         if (d == EGL_NO_DISPLAY || !eglInitialize(d, &major, &minor))
           continue;
@@ -118,7 +82,6 @@ EGLDisplay open_egl_display(int cuda_device, std::string &chosen) {
         return fallback;
     }
   }
-#ifdef EGL_PLATFORM_SURFACELESS_MESA
   if (platform_display) {
     EGLDisplay d = platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
     if (d != EGL_NO_DISPLAY && eglInitialize(d, &major, &minor)) {
@@ -126,7 +89,6 @@ EGLDisplay open_egl_display(int cuda_device, std::string &chosen) {
       return d;
     }
   }
-#endif
   EGLDisplay d = eglGetDisplay(EGL_DEFAULT_DISPLAY);
   if (d != EGL_NO_DISPLAY && eglInitialize(d, &major, &minor)) {
     chosen = "EGL default display";
@@ -137,13 +99,11 @@ EGLDisplay open_egl_display(int cuda_device, std::string &chosen) {
                  "by __EGL_VENDOR_LIBRARY_FILENAMES=.../10_nvidia.json; Mesa's by "
                  "libegl-mesa0)");
 }
-#endif
 
 } // namespace
 
 // GLFW calls back with the window only: the gl_window is its user pointer.
 struct gl_window_callbacks {
-#ifdef CUPLUG_GL_HAVE_GLFW
   static gl_window *of(GLFWwindow *w) {
     return static_cast<gl_window *>(glfwGetWindowUserPointer(w));
   }
@@ -154,7 +114,6 @@ struct gl_window_callbacks {
     if (width > 0 && height > 0)
       of(w)->resized_ = true;
   }
-#endif
 };
 
 gl_window::gl_window(const window_options &o) : headless_(o.headless) {
@@ -163,7 +122,7 @@ gl_window::gl_window(const window_options &o) : headless_(o.headless) {
                    " pixels: width and height must be from 1 to " +
                    std::to_string(max_window_side));
   if (headless_) {
-#ifdef CUPLUG_GL_HAVE_EGL
+    load_egl();
     EGLDisplay d = open_egl_display(o.cuda_device, egl_device_);
     egl_display_ = d;
     if (!eglBindAPI(EGL_OPENGL_API))
@@ -193,13 +152,9 @@ gl_window::gl_window(const window_options &o) : headless_(o.headless) {
     if (!eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx))
       throw gl_error(egl_error("eglMakeCurrent") +
                      ": surfaceless contexts need EGL_KHR_surfaceless_context");
-    init_glew(true);
-#else
-    throw gl_error("headless GL is not available: cuplug was built without EGL (" +
-                   support().missing + ")");
-#endif
+    init_gl(eglGetProcAddress, "eglGetProcAddress");
   } else {
-#ifdef CUPLUG_GL_HAVE_GLFW
+    load_glfw();
     std::lock_guard<std::mutex> lock(glfw_mutex);
     init_glfw();
     glfwDefaultWindowHints();
@@ -215,11 +170,7 @@ gl_window::gl_window(const window_options &o) : headless_(o.headless) {
     glfwSetFramebufferSizeCallback(w, gl_window_callbacks::size);
     glfwMakeContextCurrent(w);
     glfwSwapInterval(o.vsync ? 1 : 0);
-    init_glew(false);
-#else
-    throw gl_error("windows are not available: cuplug was built without GLFW (" +
-                   support().missing + "); headless=True uses EGL");
-#endif
+    init_gl(glfwGetProcAddress, "glfwGetProcAddress");
   }
   resize_framebuffer(o.width, o.height);
 }
@@ -234,28 +185,20 @@ gl_window::~gl_window() {
       glDeleteTextures(1, &color_);
   } catch (...) {
   }
-#ifdef CUPLUG_GL_HAVE_GLFW
   if (window_)
     glfwDestroyWindow(static_cast<GLFWwindow *>(window_));
-#endif
-#ifdef CUPLUG_GL_HAVE_EGL
   if (egl_context_) {
     eglMakeCurrent(egl_display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroyContext(egl_display_, egl_context_);
   }
-#endif
 }
 
 void gl_window::make_current() {
-#ifdef CUPLUG_GL_HAVE_EGL
   if (egl_context_ && eglGetCurrentContext() != egl_context_ &&
       !eglMakeCurrent(egl_display_, EGL_NO_SURFACE, EGL_NO_SURFACE, egl_context_))
     throw gl_error(egl_error("eglMakeCurrent"));
-#endif
-#ifdef CUPLUG_GL_HAVE_GLFW
   if (window_ && glfwGetCurrentContext() != window_)
     glfwMakeContextCurrent(static_cast<GLFWwindow *>(window_));
-#endif
 }
 
 std::string gl_window::describe() {
@@ -270,7 +213,6 @@ std::string gl_window::describe() {
 
 void gl_window::present() {
   make_current();
-#ifdef CUPLUG_GL_HAVE_GLFW
   if (window_) {
     auto *w = static_cast<GLFWwindow *>(window_);
     int fw = 0, fh = 0;
@@ -283,12 +225,10 @@ void gl_window::present() {
     glfwSwapBuffers(w);
     return;
   }
-#endif
   glFlush();
 }
 
 void gl_window::poll_events() {
-#ifdef CUPLUG_GL_HAVE_GLFW
   if (window_) {
     glfwPollEvents();
     if (resized_) {
@@ -300,24 +240,17 @@ void gl_window::poll_events() {
         resized_ = false;
     }
   }
-#endif
 }
 
 bool gl_window::should_close() {
-#ifdef CUPLUG_GL_HAVE_GLFW
   if (window_)
     return glfwWindowShouldClose(static_cast<GLFWwindow *>(window_));
-#endif
   return false;
 }
 
 void gl_window::set_should_close(bool value) {
-#ifdef CUPLUG_GL_HAVE_GLFW
   if (window_)
     glfwSetWindowShouldClose(static_cast<GLFWwindow *>(window_), value ? GLFW_TRUE : GLFW_FALSE);
-#else
-  (void)value;
-#endif
 }
 
 std::vector<key_event> gl_window::take_key_events() {
@@ -333,12 +266,8 @@ bool gl_window::take_resized() {
 }
 
 void gl_window::set_title(const std::string &title) {
-#ifdef CUPLUG_GL_HAVE_GLFW
   if (window_)
     glfwSetWindowTitle(static_cast<GLFWwindow *>(window_), title.c_str());
-#else
-  (void)title;
-#endif
 }
 
 } // namespace cuplug::gl

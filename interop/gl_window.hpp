@@ -1,6 +1,6 @@
 // A GL context with something to draw into: a GLFW window, or a headless EGL context (no
 // display), plus the few GL calls cuplug.gl.Window needs (buffers, textures, drawing, reading
-// pixels back). GL entry points come through GLEW.
+// pixels back). GLFW, EGL and GL are loaded at run time (gl_api.hpp): nothing of them is linked.
 #pragma once
 
 #include "gl_buffer_image.hpp"
@@ -19,13 +19,17 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-// What this build can do, and why not where it cannot (for `python -m cuplug info`).
-struct build_support {
-  bool windowed = false; // GLFW was found at build time
-  bool headless = false; // EGL was found at build time
-  std::string missing;   // what was not found, and the Debian package that provides it
-};
-build_support support() noexcept;
+// Whether this machine has the library a window (libglfw.so.3) and a headless context
+// (libEGL.so.1) need: "" where it loads, else why not, naming the library and its Debian/Ubuntu
+// package (for cuplug.gl.window_support() and `python -m cuplug info`). Defined in gl_api.cpp.
+std::string glfw_unavailable();
+std::string egl_unavailable();
+// Load libglfw.so.3 / libEGL.so.1 and their entry points, once per process (thread-safe); throw
+// gl_error naming the library, the Debian/Ubuntu package that provides it and dlopen's reason
+// where they cannot. A gl_window loads what it needs itself. The names can be replaced (a path or
+// another soname) by CUPLUG_GLFW_LIBRARY, CUPLUG_EGL_LIBRARY and CUPLUG_OPENGL_LIBRARY.
+void load_glfw();
+void load_egl();
 
 // The largest width or height of a window or headless framebuffer: GL_MAX_TEXTURE_SIZE and
 // GL_MAX_RENDERBUFFER_SIZE of NVIDIA's drivers (the framebuffer is one texture). Checked before

@@ -63,4 +63,14 @@ if ! echo "$listing" | grep -qE '^cuplug/lib/libcuplug_core\.so ' ||
   say "FAILED: $repaired does not hold the core library as cuplug/lib/libcuplug_core.so"
   exit 1
 fi
+# The GL window helper is in the wheel, and no GL library with it: it loads the system's GLFW,
+# EGL and GL at run time (interop/gl_api.hpp), so auditwheel has nothing of them to graft.
+if ! echo "$listing" | grep -qE '^cuplug/_gl_window\.[^ ]*\.so '; then
+  say "FAILED: $repaired has no cuplug/_gl_window (the GL window helper)"
+  exit 1
+fi
+if echo "$listing" | grep -E 'lib(glfw|EGL|GL|GLX|OpenGL|GLEW|GLdispatch)[.-]'; then
+  say "FAILED: $repaired bundles GL libraries (above): they must stay the system's"
+  exit 1
+fi
 say "wheel: $repaired"

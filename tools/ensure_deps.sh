@@ -8,8 +8,8 @@
 # repository), with --system-site-packages so that packages already installed (by apt or pip) are
 # reused: a system Python that refuses pip (PEP 668, Debian 12 / Ubuntu 24.04) is never pip'ed into.
 # Debian packages (apt-get, as root or through sudo; each one named first): a C++ compiler
-# (g++), the Python headers (python3-dev) and venv (python3-venv), GLFW / GLEW / EGL / GL headers
-# and Xvfb with Mesa (the GL window helper and its tests), when missing. CMake 3.24+,
+# (g++), the Python headers (python3-dev) and venv (python3-venv), GLFW / EGL / GL with their
+# headers, GLEW, and Xvfb with Mesa (the GL window helper's tests and checks), when missing. CMake 3.24+,
 # Ninja and the Boost headers, when missing, come from PyPI into the virtual environment (cmake,
 # ninja, boost-headers), as do NumPy, pybind11 and pytest. The CUDA toolkit is not installed: the
 # CMake configure says where it looked and what to set when there is none.
@@ -71,9 +71,11 @@ if [ ${#apt_missing[@]} -eq 0 ]; then
   [ "$in_venv" = 1 ] || "$base" -c 'import ensurepip, venv' 2>/dev/null || apt_missing+=(python3-venv)
 fi
 [ $style -eq 1 ] && ! command -v clang-format >/dev/null && apt_missing+=(clang-format)
-# OpenGL: GLFW, GLEW, EGL and GL headers for the interop plugin's window helper, and Xvfb with
-# Mesa for the GL window tests (tests/python/gl starts an Xvfb); without them the build leaves
-# cuplug.gl.Window out and its tests skip or fail. Debian's names; checked with dpkg.
+# OpenGL: the window helper builds without any of these (it loads GLFW, EGL and GL at run time),
+# but its tests need the libraries (libglfw3, libegl1 and libgl1 come with the -dev packages) and
+# Xvfb with Mesa (tests/python/gl starts an Xvfb), the headers let the build check the helper's
+# declarations against them (interop/gl_api_check.cpp), and GLEW builds the raw_gl benchmark.
+# Debian's names; checked with dpkg.
 if command -v dpkg >/dev/null; then
   gl_packages=(libglfw3-dev libglew-dev libegl-dev libgl-dev)
   [ $demo -eq 1 ] || gl_packages+=(xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl-mesa0)

@@ -41,22 +41,27 @@ def _side(name, value):
 
 
 def window_support():
-    """(windowed, headless, why not): what this build's window helper can open."""
+    """(windowed, headless, why not): what ``Window`` can open here. The window helper loads its
+    libraries when asked, never at import: a window needs ``libglfw.so.3`` (Debian/Ubuntu:
+    libglfw3), a headless context ``libEGL.so.1`` (libegl1); this loads whichever is present."""
     if not _core.gl.WINDOW_BUILT:
         return False, False, _core.gl.WINDOW_MISSING or "not built"
     try:
         from cuplug import _gl_window
-    except ImportError as e:  # built, but GL's libraries are not there at run time
+    except ImportError as e:  # a broken install: the module itself links no GL library
         return False, False, f"cuplug._gl_window cannot be loaded: {e}"
-    return _gl_window.WINDOWED, _gl_window.HEADLESS, _gl_window.MISSING
+    no_window, no_headless = _gl_window.glfw_unavailable(), _gl_window.egl_unavailable()
+    return not no_window, not no_headless, " / ".join(w for w in (no_window, no_headless) if w)
 
 
 def _canvas_module():
-    windowed, headless, why = window_support()
-    if not (windowed or headless):
-        raise ImportError(f"cuplug.gl.Window is not available: {why}")
-    from cuplug import _gl_window
-
+    """The window helper's module; ImportError where this build has none."""
+    if not _core.gl.WINDOW_BUILT:
+        raise ImportError(f"cuplug.gl.Window is not available: {_core.gl.WINDOW_MISSING}")
+    try:
+        from cuplug import _gl_window
+    except ImportError as e:
+        raise ImportError(f"cuplug.gl.Window is not available: {e}") from e
     return _gl_window
 
 
@@ -86,7 +91,9 @@ class Window:
     frames. Keys go to ``on_key(key, action, mods)`` (GLFW's values). Without a current CUDA
     context one is made on the default device (and popped by ``close()``). With
     ``interop=False`` nothing is registered with CUDA (no GPU needed): buffers are filled from
-    the host with ``upload()``.
+    the host with ``upload()``. The system's GLFW (``libglfw.so.3``) or, headless, EGL
+    (``libEGL.so.1``) is loaded here, not at import: where it is missing, ``GLError`` (a
+    ``RuntimeError``) names the library and its Debian/Ubuntu package.
     """
 
     def __init__(
@@ -119,6 +126,8 @@ class Window:
         self.pixel_dtype = np.dtype(pixel_dtype)
         if pixels and self.pixel_dtype not in (np.uint8, np.float32):
             raise ValueError(f"pixel_dtype {self.pixel_dtype}: use numpy.uint8 or numpy.float32")
+        # GLFW or EGL before any CUDA context: a missing library is the error, naming it.
+        module.load_libraries(bool(headless))
         self._own_context = None
         self.interop = bool(interop)
         if self.interop and _drv.Context.get_current(adopt=True) is None:

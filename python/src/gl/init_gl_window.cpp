@@ -1,5 +1,6 @@
 // The extension module cuplug._gl_window: the GL window helper (interop/gl_window.hpp) for
-// cuplug.gl.Window. Separate from cuplug._core because it links GL, GLEW, GLFW and EGL.
+// cuplug.gl.Window. It links no GL library (GLFW, EGL and GL are loaded when a Canvas is made:
+// interop/gl_api.hpp); it is apart from cuplug._core so that importing cuplug loads none of it.
 #include <gl_window.hpp>
 
 #include <pybind11/pybind11.h>
@@ -27,12 +28,25 @@ py::buffer_info contiguous(py::buffer b, std::size_t bytes, bool writable, const
 } // namespace
 
 PYBIND11_MODULE(_gl_window, m) {
-  m.doc() = "cuplug's GL window helper: GLFW windows and headless EGL contexts (GLEW for GL)";
+  m.doc() = "cuplug's GL window helper: GLFW windows and headless EGL contexts, GLFW, EGL and GL "
+            "loaded at run time";
   py::register_exception<cuplug::gl::gl_error>(m, "GLError", PyExc_RuntimeError);
-  const cuplug::gl::build_support s = cuplug::gl::support();
-  m.attr("WINDOWED") = s.windowed;
-  m.attr("HEADLESS") = s.headless;
-  m.attr("MISSING") = s.missing;
+  m.def("glfw_unavailable", &cuplug::gl::glfw_unavailable,
+        "Why a window cannot be opened here (libglfw.so.3 does not load), or '' where it can.");
+  m.def("egl_unavailable", &cuplug::gl::egl_unavailable,
+        "Why a headless context cannot be made here (libEGL.so.1 does not load), or '' where it "
+        "can.");
+  m.def(
+      "load_libraries",
+      [](bool headless) {
+        if (headless)
+          cuplug::gl::load_egl();
+        else
+          cuplug::gl::load_glfw();
+      },
+      py::arg("headless"),
+      "Loads libEGL.so.1 (headless) or libglfw.so.3; GLError naming the library and its "
+      "Debian/Ubuntu package where it is missing.");
 
   py::class_<cuplug::gl::key_event>(m, "KeyEvent")
       .def_readonly("key", &cuplug::gl::key_event::key)

@@ -62,19 +62,20 @@ def x_display():
 def windowed(x_display):
     windowed, _, why = _window_module()
     if not windowed:
-        pytest.skip(f"GL windows are not available in this build: {why}")
+        pytest.skip(f"GL windows are not available here: {why}")
 
 
 @pytest.fixture
 def headless():
     _, headless, why = _window_module()
     if not headless:
-        pytest.skip(f"headless GL (EGL) is not available in this build: {why}")
+        pytest.skip(f"headless GL (EGL) is not available here: {why}")
 
 
 @pytest.fixture
 def any_window():
-    """The window helper was built (windows or headless contexts), whether or not either opens."""
+    """Windows or headless contexts can be made here (the helper was built and GLFW or EGL
+    loads), whether or not either then opens."""
     windowed, headless, why = _window_module()
     if not (windowed or headless):
-        pytest.skip(f"cuplug.gl.Window is not built: {why}")
+        pytest.skip(f"cuplug.gl.Window is not available: {why}")
