@@ -268,17 +268,6 @@ def test_grids_fit_the_hardware_for_outputs_past_2_to_the_32():
 # ---- the API against the fake driver (launches recorded, kernels not run) ---------------------
 
 
-@pytest.fixture
-def env(ctx, fake):
-    import gc
-
-    import cuplug.gpuarray as gpuarray
-
-    fake.clear_launches()
-    yield gpuarray, fake
-    gc.collect()
-
-
 def fields(launch):
     """A recorded launch's parameter block by name."""
     v = ar.PARAMS.unpack(launch.params)

@@ -5,7 +5,6 @@ checked on a GPU by test_ops_gpu.py and test_api_gpu.py beside this file."""
 
 from __future__ import annotations
 
-import gc
 import pickle
 import struct
 import warnings
@@ -23,15 +22,6 @@ from cuplug.gpuarray import GPUArray
 pytestmark = pytest.mark.gpu
 
 DTYPES = ARRAY_DTYPES
-
-
-@pytest.fixture
-def env(ctx, fake):
-    import cuplug.gpuarray as gpuarray
-
-    fake.clear_launches()
-    yield gpuarray, fake
-    gc.collect()
 
 
 def decode(launch, kernel, plan):

@@ -21,15 +21,6 @@ pytestmark = pytest.mark.gpu
 CUDA_ERROR_OUT_OF_MEMORY = 2
 
 
-@pytest.fixture
-def env(ctx, fake):
-    import cuplug.gpuarray as gpuarray
-
-    fake.clear_launches()
-    yield gpuarray, fake
-    gc.collect()
-
-
 def test_mixing_contexts_is_refused(env):
     gpuarray, _ = env
     x = gpuarray.zeros((4,), np.float32)

@@ -5,8 +5,6 @@ construct and the line. Values: test_fuse_gpu.py on a real GPU."""
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 import pytest
 from support.dtype_matrix import ARRAY_DTYPES
@@ -19,15 +17,6 @@ from cuplug._kernels import engine
 pytestmark = pytest.mark.gpu
 
 DTYPES = ARRAY_DTYPES
-
-
-@pytest.fixture
-def env(ctx, fake):
-    import cuplug.gpuarray as gpuarray
-
-    fake.clear_launches()
-    yield gpuarray, fake
-    gc.collect()
 
 
 @pytest.fixture

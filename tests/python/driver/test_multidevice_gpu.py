@@ -65,13 +65,15 @@ def test_peer_copies_of_large_arrays_are_exact(two):
         np.testing.assert_array_equal(back.get(), host)
 
 
-def test_nccl_example_all_reduces_cuplug_arrays_on_every_gpu(two, tmp_path):
+def _run_example(name, tmp_path):
+    """examples/multigpu/<name> in a fresh process with no config and its own kernel cache; skips
+    with the example's own last line when it says the GPU was not used."""
     import os
 
     from support.examples import EXAMPLES, run
 
     proc = run(
-        os.path.join(EXAMPLES, "multigpu", "nccl_allreduce.py"),
+        os.path.join(EXAMPLES, "multigpu", name),
         CUPLUG_CONFIG="",
         HOME=str(tmp_path),
         CUPLUG_CACHE_DIR=str(tmp_path / "cache"),
@@ -79,6 +81,11 @@ def test_nccl_example_all_reduces_cuplug_arrays_on_every_gpu(two, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     if "GPU not used" in proc.stdout:
         pytest.skip(proc.stdout.strip().splitlines()[-1])
+    return proc
+
+
+def test_nccl_example_all_reduces_cuplug_arrays_on_every_gpu(two, tmp_path):
+    proc = _run_example("nccl_allreduce.py", tmp_path)
     count = drv.Device.count()
     assert f"OK on {count} GPU(s), zero copies" in proc.stdout, proc.stdout
 
@@ -87,19 +94,7 @@ def test_dask_example_hands_arrays_between_gpu_workers(two, tmp_path):
     """examples/multigpu/dask_workers.py on every GPU: one worker process per GPU, kernels and
     reductions on each, arrays handed from worker to worker, every number checked against NumPy
     (the example's own check), then the same work on one GPU for the time."""
-    import os
-
-    from support.examples import EXAMPLES, run
-
-    proc = run(
-        os.path.join(EXAMPLES, "multigpu", "dask_workers.py"),
-        CUPLUG_CONFIG="",
-        HOME=str(tmp_path),
-        CUPLUG_CACHE_DIR=str(tmp_path / "cache"),
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    if "GPU not used" in proc.stdout:
-        pytest.skip(proc.stdout.strip().splitlines()[-1])
+    proc = _run_example("dask_workers.py", tmp_path)
     print(proc.stdout)  # tools/gpu_check.sh puts its last line in the summary (pytest -rP)
     count = drv.Device.count()
     lines = proc.stdout.splitlines()
