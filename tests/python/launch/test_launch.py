@@ -25,16 +25,6 @@ import cuplug.driver as drv
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture
-def mod(ctx):
-    return drv.module_from_buffer(PTX)
-
-
-@pytest.fixture
-def alloc(ctx):
-    return drv.mem_alloc(256)
-
-
 # ---- __call__: PyCUDA's type dispatch -----------------------------------------------------------
 
 

@@ -7,16 +7,10 @@ import struct
 import numpy as np
 import pytest
 from support import fakecuda
-from support.launch_kernels import PTX
 
 import cuplug.driver as drv
 
 pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture
-def mod(ctx):
-    return drv.module_from_buffer(PTX)
 
 
 # ---- In / Out / InOut ---------------------------------------------------------------------------

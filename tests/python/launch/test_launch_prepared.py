@@ -9,21 +9,11 @@ import warnings
 import numpy as np
 import pytest
 from support import fakecuda
-from support.launch_kernels import ALL_CODES, ALL_VALUES, NUMPY_TYPES, PTX, VEC4, expected_params
+from support.launch_kernels import ALL_CODES, ALL_VALUES, NUMPY_TYPES, VEC4, expected_params
 
 import cuplug.driver as drv
 
 pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture
-def mod(ctx):
-    return drv.module_from_buffer(PTX)
-
-
-@pytest.fixture
-def alloc(ctx):
-    return drv.mem_alloc(256)
 
 
 # ---- prepared calls: every format code ----------------------------------------------------------
