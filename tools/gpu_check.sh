@@ -6,13 +6,14 @@
 # with several GPUs the multi-device tests and bench_multigpu, in a summary field of their own).
 # Logs go to OUTDIR; the last line printed is one summary line. Exit non-zero on any failure.
 # Fits in 10 minutes: every step runs under its own time limit.
-# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize|bench|multigpu|compat|libs]
+# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize1|sanitize2|bench|multigpu|compat|libs]
 #        bash tools/gpu_check.sh OUTDIR memcheck PYTEST_ARGS...  (memcheck over the tests named,
 #        one process, -v: to find which test a sanitizer finding or crash belongs to)
 # All of it does not fit the 10 minutes one device command may take; `tests` (build, ctest,
-# pytest, racecheck, synccheck), `sanitize` (build, memcheck over the GPU tests in three
-# processes) and `bench` (build, benchmarks), as three commands on the same machine (the later
-# ones find the build done), give every step room. A pass is all three parts passing.
+# pytest, racecheck, synccheck), `sanitize1` and `sanitize2` (build, memcheck over half the GPU
+# tests each, in two processes) and `bench` (build, benchmarks), as four commands on the same
+# machine (the later ones find the build done), give every step room. A pass is all four parts
+# passing.
 # `multigpu` builds and runs only the multi-GPU tests, examples and bench_multigpu.py (a machine
 # with two GPUs or more; docs/multigpu.md).
 set -u
@@ -20,8 +21,8 @@ part=${2:-all}
 memcheck_args=()
 if [ "$part" = memcheck ] && [ $# -gt 2 ]; then
   memcheck_args=("${@:3}")
-elif [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|sanitize|bench|multigpu|compat|libs)$ ]]; then
-  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize|bench|multigpu|compat|libs]" >&2
+elif [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|sanitize|sanitize1|sanitize2|bench|multigpu|compat|libs)$ ]]; then
+  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize1|sanitize2|bench|multigpu|compat|libs]" >&2
   echo "       bash tools/gpu_check.sh OUTDIR memcheck PYTEST_ARGS..." >&2
   exit 2
 fi
@@ -29,7 +30,7 @@ fi
 case $part in
   all) after_pytest=230 after_sanitizer=100 ;;
   tests) after_pytest=80 after_sanitizer=0 ;;
-  sanitize | bench | multigpu | compat | libs | memcheck) after_pytest=0 after_sanitizer=0 ;;
+  sanitize* | bench | multigpu | compat | libs | memcheck) after_pytest=0 after_sanitizer=0 ;;
 esac
 mkdir -p "$1" || exit 2
 out=$(cd "$1" && pwd)
@@ -79,7 +80,7 @@ descendants() {
   done
 }
 run_watched() {
-  local limit=$1 stacks=$2 pid end p dumped=0
+  local limit=$1 stacks=$2 pid end p dumped=0 pythons=()
   shift 2
   watched_exit=0 # set when WATCH_DONE showed: a time-out after it is a hang at exit
   "$@" &
@@ -110,10 +111,14 @@ run_watched() {
       done
     done
   } >"$stacks.ps" 2>&1
-  # Python stacks first: tests/python/conftest.py prints them to the run's log on SIGUSR1.
+  # Python stacks first: tests/python/conftest.py prints them to the run's log on SIGUSR1. Only
+  # to Python processes: compute-sanitizer's command line names pytest too, and SIGUSR1 ends
+  # it (and the pytest under it) before pytest can print what failed.
+  pythons=()
   for p in $pid $(descendants "$pid"); do
-    grep -q pytest "/proc/$p/cmdline" 2>/dev/null && kill -USR1 "$p" 2>/dev/null
-    grep -q "import sys;exec" "/proc/$p/cmdline" 2>/dev/null && kill -USR1 "$p" 2>/dev/null
+    case $(cat "/proc/$p/comm" 2>/dev/null) in python*) ;; *) continue ;; esac
+    grep -qE "pytest|import sys;exec" "/proc/$p/cmdline" 2>/dev/null && kill -USR1 "$p" 2>/dev/null &&
+      pythons+=("$p")
   done
   sleep 2
   for p in $pid $(descendants "$pid"); do
@@ -131,7 +136,9 @@ run_watched() {
       grep -H . /proc/"$p"/task/*/wchan 2>/dev/null
     fi
   done >"$stacks" 2>&1
-  kill -INT "$pid" 2>/dev/null
+  # SIGINT to the Python processes as well: a tool between (compute-sanitizer) may not pass it on,
+  # and pytest prints its summary of what failed on SIGINT.
+  kill -INT "$pid" "${pythons[@]}" 2>/dev/null
   end=$((SECONDS + 20))
   while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
   for p in $(descendants "$pid") $pid; do kill -KILL "$p" 2>/dev/null; done
@@ -330,55 +337,68 @@ fi # tests: ctest and pytest
 
 # --- compute-sanitizer (memcheck) over the GPU tests --------------------------------------------
 # The GPU tests less the `sweep` ones (they repeat kernels other tests already run, over every
-# dtype), in three processes of a third of the test files each (memcheck does not follow
-# xdist's workers): one process over all of them crashed inside make_context after about 1,000
-# tests, twice at the same place, while the tests around that place passed by themselves
-# (docs/benchmarks.md, 2026-11-28); three processes also let each finish in its time.
-if [ "$part" = all ] || [ "$part" = sanitize ]; then
+# dtype), the `alone` ones (they read device-wide free memory) and the eight-threads hang tests
+# (100 child processes each, and memcheck watches only the application's own process), in four
+# processes of a quarter of the test files each, one after the other (memcheck does not follow
+# xdist's workers). One process over all of them crashed inside make_context after about 1,000
+# tests (docs/benchmarks.md, 2026-11-28). On an H200 all four need about 12 minutes, more than
+# one command may take, and running them at once was no faster (2026-11-28: 1,419 tests in
+# 465 s at once against 1,295 in 570 s one after the other): `sanitize1` runs groups 1 and 2,
+# `sanitize2` groups 3 and 4, a pass is both. -v names every test, so a time-out still says
+# which ones ran and which failed.
+if [ "$part" = all ] || [[ $part = sanitize* ]]; then
 if ! command -v compute-sanitizer >/dev/null; then
   fail "sanitizer FAILED: compute-sanitizer not found"
 else
   mapfile -t files < <(find tests/python -name 'test_*.py' | sort)
-  groups=3 passed=0 errors=0 problems=()
-  for g in $(seq 0 $((groups - 1))); do
+  groups=4 passed=0 errors=0 problems=() failures=()
+  case $part in
+    sanitize1) mine=(1 2) ;;
+    sanitize2) mine=(3 4) ;;
+    *) mine=(1 2 3 4) ;;
+  esac
+  for n in "${!mine[@]}"; do
+    g=${mine[$n]}
     chunk=()
-    for i in "${!files[@]}"; do [ $((i % groups)) -eq "$g" ] && chunk+=("${files[$i]}"); done
-    log=$out/sanitizer-$((g + 1)).log
+    for i in "${!files[@]}"; do [ $((i % groups + 1)) -eq "$g" ] && chunk+=("${files[$i]}"); done
+    log=$out/sanitizer-$g.log
     # What is left of the part's time, shared by the groups still to run.
-    limit=$(( (deadline - SECONDS - after_sanitizer) / (groups - g) ))
+    limit=$(( (deadline - SECONDS - after_sanitizer) / (${#mine[@]} - n) ))
     [ $limit -lt 10 ] && limit=10
     # API errors are not reported: the tests provoke them on purpose (out of memory, unknown
     # symbols, the end of cuFuncGetParamInfo's parameter list); memory access errors are.
-    run_watched "$limit" "$out/sanitizer-$((g + 1))-stacks.log" compute-sanitizer --tool memcheck \
+    run_watched "$limit" "$out/sanitizer-$g-stacks.log" compute-sanitizer --tool memcheck \
       --report-api-errors no --error-exitcode 86 --print-limit 20 \
-      --target-processes application-only "$python" -m pytest "${chunk[@]}" -q -p no:cacheprovider \
-      -p no:benchmark -m "(gpu or real_gpu) and not sweep" -k "not examples" --durations=10 \
-      >"$log" 2>&1
+      --target-processes application-only "$python" -m pytest "${chunk[@]}" -v -rfE --tb=short \
+      -p no:cacheprovider -p no:benchmark -m "(gpu or real_gpu) and not sweep and not alone" \
+      -k "not examples and not never_hang" --durations=10 >"$log" 2>&1
     rc=$?
     [ $rc -eq 5 ] && rc=0 # no GPU test in this group's files
     found=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | awk '{s += $3} END {print s + 0}')
     errors=$((errors + found))
-    ran=$(grep -E '[0-9]+ passed' "$log" | tail -1 | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
-    # Progress lines ("....s.. [ 12%]"): how many passed before a crash or a time-out.
-    dots=$(grep -E '^[.sFEx]+( +\[ *[0-9]+%\])?$' "$log" | tr -cd '.' | wc -c)
-    passed=$((passed + ${ran:-$dots}))
+    ran=$(grep -cE ' PASSED( |$)' "$log")
+    passed=$((passed + ran))
+    mapfile -t bad < <(grep -oE '^[^ ]+::[^ ]+ (FAILED|ERROR)' "$log" | sed 's/ .*//; s/.*:://')
+    failures+=("${bad[@]}")
     crash=$(grep -m1 -oE 'Fatal Python error: [A-Za-z ]+' "$log")
     if [ "$found" -gt 0 ] || [ $rc -eq 86 ]; then
-      problems+=("group $((g + 1)): $found memcheck errors")
+      problems+=("group $g: $found memcheck errors")
     elif [ -n "$crash" ]; then
       # A crash of the tested process (not a memcheck finding) can leave the tool waiting for
       # the time limit: name it instead of reporting a time-out.
-      problems+=("group $((g + 1)) CRASHED: $crash after $dots passed")
+      problems+=("group $g CRASHED: $crash after $ran passed")
     elif [ $rc -eq 124 ]; then
-      problems+=("group $((g + 1)) TIMEOUT after ${limit}s ($dots passed)")
+      problems+=("group $g TIMEOUT after ${limit}s ($ran passed)")
     elif [ $rc -ne 0 ]; then
-      problems+=("group $((g + 1)): pytest exit $rc under memcheck")
+      problems+=("group $g: pytest exit $rc under memcheck")
     fi
   done
+  failed_tests=
+  [ ${#failures[@]} -gt 0 ] && failed_tests="; failed: $(IFS=' '; echo "${failures[*]}" | cut -c1-400)"
   if [ ${#problems[@]} -eq 0 ]; then
-    note "sanitizer ok ($passed passed in $groups processes, 0 errors)"
+    note "sanitizer ok (groups ${mine[*]} of $groups: $passed passed, 0 errors)"
   else
-    fail "sanitizer FAILED: $(IFS=';'; echo "${problems[*]}" | sed 's/;/; /g') ($passed passed, $errors errors; sanitizer-N.log)"
+    fail "sanitizer FAILED: $(IFS=';'; echo "${problems[*]}" | sed 's/;/; /g') ($passed passed, $errors errors$failed_tests; sanitizer-N.log)"
   fi
 fi
 fi # sanitize
@@ -408,7 +428,7 @@ if [ "$part" = multigpu ] && [ "${gpus:-0}" -lt 2 ]; then
   note "multi-GPU skipped: ${gpus:-0} GPU(s) here, needs 2 or more"
   finish
 fi
-if [ "$part" != bench ] && [ "$part" != sanitize ] && [ "${gpus:-0}" -gt 1 ]; then
+if [ "$part" != bench ] && [[ $part != sanitize* ]] && [ "${gpus:-0}" -gt 1 ]; then
   # Skip reasons too, and the passed tests' output (-rP: the Dask example's lines).
   pytest_args=(-rfEsP --tb=short -p no:cacheprovider -p no:benchmark)
   run_watched "$(budget 200 "$after_sanitizer")" "$out/pytest-multigpu-stacks.log" "$python" -m \
@@ -434,7 +454,7 @@ if [ "$part" != bench ] && [ "$part" != sanitize ] && [ "${gpus:-0}" -gt 1 ]; th
   fi
 fi
 
-{ [ "$part" = tests ] || [ "$part" = sanitize ]; } && finish
+{ [ "$part" = tests ] || [[ $part = sanitize* ]]; } && finish
 
 # --- benchmarks -------------------------------------------------------------------------------
 if [ "$part" = multigpu ]; then
