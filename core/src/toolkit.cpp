@@ -2,13 +2,19 @@
 // plugins link.
 #include <cuplug/toolkit.hpp>
 
+#include <cuplug/driver_api.hpp>
+#include <cuplug/log.hpp>
+
+#include <cuda.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <regex>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -64,9 +70,87 @@ std::string load_companions(const fs::path &dir, const std::string &soname) {
   return out;
 }
 
+// The build's CUDA major version (13): the toolkit looked for first when no driver says.
+constexpr int build_major = CUDA_VERSION / 1000;
+
+// The major version in a soname "libcudart.so.12" (0 for others).
+int soname_major(const std::string &name, const std::string &stem) {
+  const std::string prefix = stem + ".so.";
+  if (name.rfind(prefix, 0) != 0)
+    return 0;
+  const std::string rest = name.substr(prefix.size());
+  if (rest.empty() || rest.size() > 3 || !std::all_of(rest.begin(), rest.end(), ::isdigit))
+    return 0;
+  return std::stoi(rest);
+}
+
 } // namespace
 
-std::vector<toolkit_root> toolkit_roots() {
+int toolkit_cuda_major(const std::string &root) {
+  const fs::path dir(root);
+  // version.json: {"cuda": {"name": "CUDA SDK", "version": "13.0.2"}, ...}
+  if (std::ifstream f(dir / "version.json"); f) {
+    std::stringstream text;
+    text << f.rdbuf();
+    static const std::regex cuda_version(R"re("cuda"\s*:\s*\{[^}]*"version"\s*:\s*"([0-9]+)\.)re");
+    std::smatch m;
+    const std::string json = text.str();
+    if (std::regex_search(json, m, cuda_version))
+      return std::stoi(m[1].str());
+  }
+  for (const auto &lib_dir : toolkit_library_dirs(root)) {
+    std::error_code ec;
+    for (fs::directory_iterator it(lib_dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      for (const char *stem : {"libcudart", "libnvrtc"})
+        if (int major = soname_major(name, stem); major > 0)
+          return major;
+    }
+  }
+  const fs::path normal = dir.lexically_normal();
+  const std::string leaf =
+      normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
+  const std::string parent = normal.has_filename()
+                                 ? normal.parent_path().filename().string()
+                                 : normal.parent_path().parent_path().filename().string();
+  if (parent == "nvidia") {
+    static const std::regex cu_major("cu([0-9]+)");
+    std::smatch m;
+    if (std::regex_match(leaf, m, cu_major))
+      return std::stoi(m[1].str());
+    return 12; // nvidia/cuda_nvrtc, nvidia/curand, ...: the CUDA 12 wheels' layout
+  }
+  return 0;
+}
+
+toolkit_choice wanted_toolkit() {
+  if (const char *v = std::getenv("CUPLUG_TOOLKIT_MAJOR"); v != nullptr && *v != '\0') {
+    const std::string text(v);
+    if (text == "12" || text == "13")
+      return {std::stoi(text), "CUPLUG_TOOLKIT_MAJOR=" + text};
+    static std::once_flag warned;
+    log_deferral deferred; // the once flag is a lock: the message waits until it is released
+    std::call_once(warned, [&] {
+      std::string shown;
+      for (char c : text.substr(0, 40))
+        shown += std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "?";
+      log_warning(log_component::compile,
+                  "CUPLUG_TOOLKIT_MAJOR='" + shown +
+                      "' is not 12 or 13; ignored (the driver's CUDA version decides)");
+    });
+  }
+  try {
+    const int version = driver_version();
+    std::string why = "the driver is CUDA " + cuda_version_text(version);
+    if (std::string branch = driver_branch(version); !branch.empty())
+      why += " (" + branch + ")";
+    return {version / 1000, why};
+  } catch (...) {
+    return {0, "no usable driver: any toolkit, CUDA " + std::to_string(build_major) + " first"};
+  }
+}
+
+std::vector<toolkit_root> toolkit_roots(bool all) {
   std::vector<toolkit_root> out;
   std::vector<fs::path> seen; // links resolved: /usr/local/cuda and its target are one folder
   auto add = [&](const fs::path &dir, const std::string &origin) {
@@ -97,6 +181,17 @@ std::vector<toolkit_root> toolkit_roots() {
 #ifdef CUPLUG_BUILD_CUDA_ROOT
   add(CUPLUG_BUILD_CUDA_ROOT, "build");
 #endif
+  for (auto &root : out)
+    root.cuda_major = toolkit_cuda_major(root.path);
+  if (all)
+    return out;
+  // A CUDA 12 driver cannot load what a CUDA 13 toolkit makes: such folders are left out. The
+  // order is otherwise kept: the user's $CUDA_PATH stays first, and a CUDA 13 driver runs what an
+  // older toolkit there makes.
+  if (const int wanted = wanted_toolkit().major; wanted != 0)
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [wanted](const toolkit_root &r) { return r.cuda_major > wanted; }),
+              out.end());
   return out;
 }
 
@@ -119,33 +214,53 @@ std::string toolkit_include_dir(const std::string &root) {
 const std::vector<std::string> &preload_toolkit_libraries() {
   static std::once_flag once;
   static std::vector<std::string> report;
+  log_deferral deferred; // as above: wanted_toolkit() may warn
   std::call_once(once, [] {
 #ifdef CUPLUG_TOOLKIT_SONAMES
     const std::vector<std::string> sonames = split(CUPLUG_TOOLKIT_SONAMES, ':');
 #else
     const std::vector<std::string> sonames;
 #endif
+    const toolkit_choice wanted = wanted_toolkit();
+    report.push_back(
+        "toolkit: " + (wanted.major != 0 ? "CUDA " + std::to_string(wanted.major) : "any") + " (" +
+        wanted.why + ")");
     const std::vector<toolkit_root> roots = toolkit_roots();
-    for (const auto &soname : sonames) {
-      std::string line = soname + ": left to the dynamic loader (in no toolkit folder)";
+    for (const auto &built : sonames) {
+      // libnvrtc.so.13 is CUDA 13's; a CUDA 12 driver needs libnvrtc.so.12.
+      std::vector<std::string> names{built};
+      const std::string stem = built.substr(0, built.find(".so."));
+      if (soname_major(built, stem) == build_major) {
+        names.clear();
+        for (int major = wanted.major != 0 ? wanted.major : build_major; major >= 12; --major)
+          names.push_back(stem + ".so." + std::to_string(major));
+      }
+      std::string line = built + ": left to the dynamic loader (in no toolkit folder)";
+      if (names.size() > 1 || names.front() != built)
+        line = names.front() + ": left to the dynamic loader (in no toolkit folder)";
       bool done = false;
-      for (const auto &root : roots) {
-        for (const auto &dir : toolkit_library_dirs(root.path)) {
-          const fs::path lib = fs::path(dir) / soname;
-          if (!is_file(lib))
-            continue;
-          // Never closed: plugins linked to it keep using it. RTLD_LOCAL is enough: the dynamic
-          // loader matches a plugin's DT_NEEDED against the sonames of libraries already loaded.
-          if (::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr) {
-            line = soname + ": " + lib.string() + " (" + root.origin + ")" +
-                   load_companions(fs::path(dir), soname);
-          } else {
-            const char *why = ::dlerror();
-            line = soname + ": " + lib.string() + " (" + root.origin +
-                   ") could not be loaded: " + (why != nullptr ? why : "dlopen failed");
+      for (const auto &soname : names) {
+        for (const auto &root : roots) {
+          for (const auto &dir : toolkit_library_dirs(root.path)) {
+            const fs::path lib = fs::path(dir) / soname;
+            if (!is_file(lib))
+              continue;
+            // Never closed: plugins linked to it keep using it. RTLD_LOCAL is enough: the
+            // dynamic loader matches a plugin's DT_NEEDED (or dlopen by soname) against the
+            // sonames of libraries already loaded.
+            if (::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr) {
+              line = soname + ": " + lib.string() + " (" + root.origin + ")" +
+                     load_companions(fs::path(dir), soname);
+            } else {
+              const char *why = ::dlerror();
+              line = soname + ": " + lib.string() + " (" + root.origin +
+                     ") could not be loaded: " + (why != nullptr ? why : "dlopen failed");
+            }
+            done = true;
+            break;
           }
-          done = true;
-          break;
+          if (done)
+            break;
         }
         if (done)
           break;

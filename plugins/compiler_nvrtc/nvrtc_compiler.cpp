@@ -2,6 +2,7 @@
 #include "nvrtc_compiler.hpp"
 #include "class_attributes.hpp"
 #include "nvcc_options.hpp"
+#include "nvrtc_library.hpp"
 #include "signal_guard.hpp"
 #include "std_headers.hpp"
 
@@ -11,8 +12,6 @@
 #include <cuplug/log.hpp>
 #include <cuplug/plugin.hpp>
 #include <cuplug/toolkit.hpp>
-
-#include <nvrtc.h>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -36,7 +35,7 @@ namespace fs = std::filesystem;
 
 void check(nvrtcResult r, const char *call) {
   if (r != NVRTC_SUCCESS)
-    throw plugin_error(std::string(call) + " failed: " + nvrtcGetErrorString(r));
+    throw plugin_error(std::string(call) + " failed: " + nvrtc().GetErrorString(r));
 }
 
 bool exists(const std::string &path) {
@@ -56,11 +55,11 @@ std::string join(const std::vector<std::string> &parts) {
 
 bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
 
-// The loaded libnvrtc's path, as the loader found it and resolved.
+// The opened libnvrtc's path, as the loader found it and resolved.
 std::vector<std::string> nvrtc_library_paths() {
   std::vector<std::string> out;
   Dl_info info{};
-  if (::dladdr(reinterpret_cast<void *>(&nvrtcVersion), &info) != 0 && info.dli_fname) {
+  if (::dladdr(reinterpret_cast<void *>(nvrtc().Version), &info) != 0 && info.dli_fname) {
     out.emplace_back(info.dli_fname);
     if (char *real = ::realpath(info.dli_fname, nullptr)) {
       out.emplace_back(real);
@@ -70,14 +69,17 @@ std::vector<std::string> nvrtc_library_paths() {
   return out;
 }
 
-// The toolkit include dir (one holding cuda.h) and its CCCL dir: next to the loaded libnvrtc
-// first, so that the headers match the compiler, then in cuplug's toolkit search order
-// (cuplug/toolkit.hpp), which is also where that libnvrtc was looked for. The libnvrtc in use
-// may be a pip wheel's (PyTorch loads nvidia/cu13/lib/libnvrtc.so.13 first, and dlopen then
-// hands cuplug that one), whose include dir has cuda.h but no CCCL: the first dir with both
-// wins; failing that, the first cuda.h with the first CCCL found anywhere (without CCCL,
-// cuRAND's device header cannot find <nv/target>).
-std::vector<std::string> find_toolkit_includes() {
+// The include dirs kernels compiled by this NVRTC need: the one holding cuda.h, CCCL's (CUB,
+// Thrust, libcu++: include/cccl in CUDA 13, include itself in CUDA 12 and in the CUDA 12 CCCL
+// wheel) and cuRAND's device headers where those are apart (NVIDIA's CUDA 12 wheels put each
+// component in its own folder). Looked for next to the opened libnvrtc first, so that the headers
+// match the compiler, then in cuplug's toolkit search order (cuplug/toolkit.hpp), leaving out
+// folders of another CUDA major version than this NVRTC's: CUDA 13's headers are not for NVRTC 12.
+// The libnvrtc in use may be a pip wheel's (PyTorch loads nvidia/cu13/lib/libnvrtc.so.13 first,
+// and dlopen then hands cuplug that one), whose include dir has cuda.h but no CCCL: the first dir
+// with both wins; failing that, the first of each found anywhere (without CCCL, cuRAND's device
+// header cannot find <nv/target>).
+std::vector<std::string> find_toolkit_includes(int nvrtc_major) {
   std::vector<std::string> candidates;
   for (const auto &lib : nvrtc_library_paths()) {
     fs::path dir = fs::path(lib).parent_path();
@@ -85,25 +87,38 @@ std::vector<std::string> find_toolkit_includes() {
     candidates.push_back((dir.parent_path().parent_path() / "include").string());
   }
   for (const auto &root : toolkit_roots())
-    if (std::string include = toolkit_include_dir(root.path); !include.empty())
-      candidates.push_back(include);
-  std::string first_cuda_h, first_cccl;
-  for (const auto &c : candidates) {
-    std::string dir = fs::path(c).lexically_normal().string();
-    bool has_cuda_h = exists(dir + "/cuda.h");
-    bool has_cccl = exists(dir + "/cccl/cub") && exists(dir + "/cccl/nv/target");
-    if (has_cuda_h && has_cccl)
-      return {dir, dir + "/cccl"}; // CUDA 13 keeps CCCL here
-    if (has_cuda_h && first_cuda_h.empty())
-      first_cuda_h = dir;
-    if (has_cccl && first_cccl.empty())
-      first_cccl = dir + "/cccl";
-  }
-  if (first_cuda_h.empty())
+    if (root.cuda_major == 0 || root.cuda_major == nvrtc_major)
+      for (const char *sub :
+           {"include", "targets/x86_64-linux/include", "targets/sbsa-linux/include"})
+        if (fs::path dir = fs::path(root.path) / sub; exists(dir.string()))
+          candidates.push_back(dir.string());
+  auto cccl_of = [](const std::string &dir) -> std::string {
+    for (const std::string &c : {dir + "/cccl", dir})
+      if (exists(c + "/cub") && exists(c + "/nv/target"))
+        return c;
     return {};
-  if (first_cccl.empty())
-    return {first_cuda_h};
-  return {first_cuda_h, first_cccl};
+  };
+  std::string cuda_h, cccl, curand;
+  for (const auto &c : candidates) {
+    const std::string dir = fs::path(c).lexically_normal().string();
+    const bool has_cuda_h = exists(dir + "/cuda.h");
+    const std::string dir_cccl = cccl_of(dir);
+    if (has_cuda_h && !dir_cccl.empty() && (cuda_h.empty() || cccl.empty())) {
+      cuda_h = dir; // CUDA 13 keeps CCCL in include/cccl, CUDA 12 in include
+      cccl = dir_cccl;
+    }
+    if (has_cuda_h && cuda_h.empty())
+      cuda_h = dir;
+    if (!dir_cccl.empty() && cccl.empty())
+      cccl = dir_cccl;
+    if (curand.empty() && exists(dir + "/curand_kernel.h"))
+      curand = dir;
+  }
+  std::vector<std::string> out;
+  for (const std::string &d : {cuda_h, cccl, curand})
+    if (!d.empty() && std::find(out.begin(), out.end(), d) == out.end())
+      out.push_back(d);
+  return out;
 }
 
 bool has_option(const std::vector<std::string> &opts, std::initializer_list<const char *> names) {
@@ -118,16 +133,16 @@ struct program {
   nvrtcProgram handle = nullptr;
   ~program() {
     if (handle)
-      nvrtcDestroyProgram(&handle);
+      nvrtc().DestroyProgram(&handle);
   }
 };
 
 std::string program_log(nvrtcProgram p) {
   std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(p, &size) != NVRTC_SUCCESS || size == 0)
+  if (nvrtc().GetProgramLogSize(p, &size) != NVRTC_SUCCESS || size == 0)
     return {};
   std::string log(size, '\0');
-  if (nvrtcGetProgramLog(p, log.data()) != NVRTC_SUCCESS)
+  if (nvrtc().GetProgramLog(p, log.data()) != NVRTC_SUCCESS)
     return {};
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n' || log.back() == ' '))
     log.pop_back();
@@ -161,17 +176,17 @@ nvrtcResult compile_program(program &p, const std::string &source, const std::st
     contents.push_back(h->content.c_str());
     names.push_back(h->name);
   }
-  check(nvrtcCreateProgram(&p.handle, source.c_str(), name.c_str(),
-                           static_cast<int>(headers.size()), contents.data(), names.data()),
+  check(nvrtc().CreateProgram(&p.handle, source.c_str(), name.c_str(),
+                              static_cast<int>(headers.size()), contents.data(), names.data()),
         "nvrtcCreateProgram");
   for (const auto &e : name_expressions)
-    check(nvrtcAddNameExpression(p.handle, e.c_str()), "nvrtcAddNameExpression");
-  if (flow)
-    check(nvrtcSetFlowCallback(p.handle, &flow_callback, flow), "nvrtcSetFlowCallback");
+    check(nvrtc().AddNameExpression(p.handle, e.c_str()), "nvrtcAddNameExpression");
+  if (flow && nvrtc().SetFlowCallback) // NVRTC 12.8 and newer
+    check(nvrtc().SetFlowCallback(p.handle, &flow_callback, flow), "nvrtcSetFlowCallback");
   std::vector<const char *> argv;
   for (const auto &o : opts)
     argv.push_back(o.c_str());
-  return nvrtcCompileProgram(p.handle, static_cast<int>(argv.size()), argv.data());
+  return nvrtc().CompileProgram(p.handle, static_cast<int>(argv.size()), argv.data());
 }
 
 // The value of an option spelled "-x v", "-xv" or "--long=v" / "--long v"; false for others.
@@ -235,10 +250,9 @@ std::vector<const std_header *> std_headers_for(const std::vector<std::string> &
 
 nvrtc_compiler::nvrtc_compiler(const options &opts) {
   timeout_option_ = opts.get_string("timeout", "");
-  compile_timeout(timeout_option_); // a bad value fails here, not at the first compile
-  int major = 0, minor = 0;
-  check(nvrtcVersion(&major, &minor), "nvrtcVersion");
-  version_ = "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
+  compile_timeout(timeout_option_);   // a bad value fails here, not at the first compile
+  const nvrtc_library &lib = nvrtc(); // config_error when no NVRTC fits the driver
+  version_ = "nvrtc " + std::to_string(lib.major) + "." + std::to_string(lib.minor);
   // The library file's own version ("libnvrtc.so.13.0.88") tells patch releases apart, which
   // generate different code; the cache key must see that.
   auto libs = nvrtc_library_paths();
@@ -251,15 +265,15 @@ nvrtc_compiler::nvrtc_compiler(const options &opts) {
   version_ += " + cuplug std headers " + std_headers_digest() + ", " +
               nvcc_options_rules_version() + ", " + class_attributes_rules_version();
   int n = 0;
-  check(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
+  check(nvrtc().GetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
   archs_.resize(static_cast<std::size_t>(n));
   if (n > 0)
-    check(nvrtcGetSupportedArchs(archs_.data()), "nvrtcGetSupportedArchs");
+    check(nvrtc().GetSupportedArchs(archs_.data()), "nvrtcGetSupportedArchs");
   std::sort(archs_.begin(), archs_.end());
-  toolkit_includes_ = find_toolkit_includes();
+  toolkit_includes_ = find_toolkit_includes(lib.major);
   // Ctrl-C while NVRTC parses must not end the process (signal_guard.hpp).
   if (std::string why =
-          keep_nvrtc_off_interrupt_signals(reinterpret_cast<const void *>(&nvrtcCompileProgram));
+          keep_nvrtc_off_interrupt_signals(reinterpret_cast<const void *>(lib.CompileProgram));
       !why.empty())
     log_warning(log_component::compile,
                 "nvrtc: Ctrl-C or SIGTERM while NVRTC parses a source will end the process (its "
@@ -399,33 +413,33 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
                        "the nvcc backend");
   }
   if (res != NVRTC_SUCCESS) {
-    std::string log = out.log.empty() ? std::string(nvrtcGetErrorString(res)) : out.log;
+    std::string log = out.log.empty() ? std::string(nvrtc().GetErrorString(res)) : out.log;
     throw compile_error("nvrtc compilation of " + r.source_name + " failed", log, out.command);
   }
 
   std::size_t size = 0;
   switch (r.target) {
   case image_format::cubin:
-    if (nvrtcGetCUBINSize(p.handle, &size) != NVRTC_SUCCESS || size == 0)
+    if (nvrtc().GetCUBINSize(p.handle, &size) != NVRTC_SUCCESS || size == 0)
       throw compile_error(
           "nvrtc produced no cubin for " + r.source_name +
               ": the architecture option names a virtual architecture (compute_XX); "
               "use sm_XX",
           out.log, out.command);
     out.data.resize(size);
-    check(nvrtcGetCUBIN(p.handle, out.data.data()), "nvrtcGetCUBIN");
+    check(nvrtc().GetCUBIN(p.handle, out.data.data()), "nvrtcGetCUBIN");
     break;
   case image_format::ptx:
-    check(nvrtcGetPTXSize(p.handle, &size), "nvrtcGetPTXSize");
+    check(nvrtc().GetPTXSize(p.handle, &size), "nvrtcGetPTXSize");
     out.data.resize(size);
-    check(nvrtcGetPTX(p.handle, out.data.data()), "nvrtcGetPTX");
+    check(nvrtc().GetPTX(p.handle, out.data.data()), "nvrtcGetPTX");
     while (!out.data.empty() && out.data.back() == '\0')
       out.data.pop_back();
     break;
   case image_format::ltoir:
-    check(nvrtcGetLTOIRSize(p.handle, &size), "nvrtcGetLTOIRSize");
+    check(nvrtc().GetLTOIRSize(p.handle, &size), "nvrtcGetLTOIRSize");
     out.data.resize(size);
-    check(nvrtcGetLTOIR(p.handle, out.data.data()), "nvrtcGetLTOIR");
+    check(nvrtc().GetLTOIR(p.handle, out.data.data()), "nvrtcGetLTOIR");
     break;
   case image_format::fatbin:
     break; // refused above
@@ -433,7 +447,7 @@ compiled_image nvrtc_compiler::do_compile(const compile_request &r) {
 
   for (const auto &e : r.name_expressions) {
     const char *lowered = nullptr;
-    if (nvrtcGetLoweredName(p.handle, e.c_str(), &lowered) != NVRTC_SUCCESS || !lowered)
+    if (nvrtc().GetLoweredName(p.handle, e.c_str(), &lowered) != NVRTC_SUCCESS || !lowered)
       throw compile_error("nvrtc could not lower the name expression '" + e + "'", out.log,
                           out.command);
     out.lowered_names[e] = lowered;

@@ -192,8 +192,17 @@ def _nvcc_version(roots: list) -> str:
 def _toolkit_report() -> dict:
     roots = [list(r) for r in _core.backends.toolkit_roots()]
     libraries = list(_core.backends.preload_toolkit_libraries())
+    major, why = _core.backends.wanted_toolkit()
+    left_out = [
+        [root, origin, _core.backends.toolkit_cuda_major(root)]
+        for root, origin in _core.backends.toolkit_roots(all=True)
+        if [root, origin] not in roots
+    ]
     return {
+        "cuda_major": major,
+        "why": why,
         "roots": roots,
+        "left_out": left_out,
         "libraries": libraries,
         "nvrtc": _nvrtc_version(libraries),
         "nvcc": _nvcc_version(roots),
@@ -309,8 +318,11 @@ def format_text(info: dict) -> str:
     out.append("CUDA toolkit folders, in cuplug's search order (docs/install.md):")
     for root, origin in info["toolkit"]["roots"]:
         out.append(f"  {root} ({origin})")
+    for root, origin, major in info["toolkit"].get("left_out", []):
+        out.append(f"  {root} ({origin}): left out, CUDA {major} is newer than the driver")
     if not info["toolkit"]["roots"]:
-        out.append("  none: set CUDA_PATH to the toolkit's folder, or pip install cuplug[cu13]")
+        extra = "cu12" if info["toolkit"].get("cuda_major") == 12 else "cu13"
+        out.append(f"  none: set CUDA_PATH to the toolkit's folder, or pip install cuplug[{extra}]")
     for line in info["toolkit"]["libraries"]:
         out.append(f"  {line}")
     out.append(f"  NVRTC {info['toolkit']['nvrtc']}")

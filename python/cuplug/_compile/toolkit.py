@@ -13,17 +13,27 @@ import sys
 #: their bin/, include/ and lib/, under a site-packages folder.
 WHEEL_LAYOUT = os.path.join("nvidia", "cu13")
 
+#: Where NVIDIA's CUDA 12 wheels (nvidia-cuda-nvrtc-cu12, ...; ``pip install cuplug[cu12]``) put
+#: theirs: one folder per component, each with its own include/ and lib/.
+WHEEL_LAYOUTS_CU12 = tuple(
+    os.path.join("nvidia", component)
+    for component in ("cuda_nvrtc", "cuda_runtime", "cuda_cccl", "curand", "nvjitlink")
+)
+
 
 def wheel_roots(paths: list[str] | None = None) -> list[str]:
-    """The toolkit folders of NVIDIA's pip wheels on ``paths`` (default ``sys.path``), in order.
-    The current directory ("" on sys.path) is never looked in."""
+    """The toolkit folders of NVIDIA's pip wheels on ``paths`` (default ``sys.path``), in order:
+    each site folder's CUDA 13 folder, then its CUDA 12 component folders. Which of them the core
+    uses is decided by the driver (cuplug/toolkit.hpp: wanted_toolkit). The current directory
+    ("" on sys.path) is never looked in."""
     out: list[str] = []
     for entry in sys.path if paths is None else paths:
         if not entry or not os.path.isabs(entry):
             continue
-        root = os.path.join(entry, WHEEL_LAYOUT)
-        if root not in out and os.path.isdir(root):
-            out.append(root)
+        for layout in (WHEEL_LAYOUT, *WHEEL_LAYOUTS_CU12):
+            root = os.path.join(entry, layout)
+            if root not in out and os.path.isdir(root):
+                out.append(root)
     return out
 
 

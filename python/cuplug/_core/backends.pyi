@@ -5,7 +5,7 @@ Plugins, backend selection and the driver library
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['ABI_TAG', 'DEFAULT_BACKENDS', 'DRIVER_API_ENTRIES', 'ENV_VARS', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'build_info', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_branch', 'driver_entries_after_oldest', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'open_config_file', 'package_plugin_dir', 'plugin_options', 'preload_toolkit_libraries', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer', 'toolkit_include_dir', 'toolkit_library_dirs', 'toolkit_roots', 'unavailable_reason']
+__all__: list[str] = ['ABI_TAG', 'DEFAULT_BACKENDS', 'DRIVER_API_ENTRIES', 'ENV_VARS', 'KINDS', 'PLUGIN_ABI_MAJOR', 'PluginCandidate', 'PluginInfo', 'available', 'build_info', 'builtin_default', 'cache_directory', 'cache_disabled', 'clear_file_layer', 'create_backend', 'diagnostics', 'driver_available', 'driver_branch', 'driver_entries_after_oldest', 'driver_library_description', 'env_var', 'explicit_choice', 'file_path', 'generation', 'has', 'info', 'load', 'names', 'open_config_file', 'package_plugin_dir', 'plugin_options', 'preload_toolkit_libraries', 'reset_backends', 'selected', 'set_explicit', 'set_explicit_options', 'set_file_layer', 'toolkit_cuda_major', 'toolkit_include_dir', 'toolkit_library_dirs', 'toolkit_roots', 'unavailable_reason', 'wanted_toolkit']
 class PluginInfo:
     """
     A plugin that passed the handshake and is loaded.
@@ -229,6 +229,10 @@ def set_file_layer(path: str, backends: collections.abc.Mapping[str, str], plugi
     """
     Installs a parsed config file: {kind: name} and {'kind.name': {option: value}}.
     """
+def toolkit_cuda_major(root: str) -> int:
+    """
+    The CUDA major version a toolkit folder holds (version.json, library sonames, NVIDIA's wheel layouts); 0 when unknown.
+    """
 def toolkit_include_dir(root: str) -> str:
     """
     The folder of a toolkit folder holding cuda.h, or ''.
@@ -237,13 +241,17 @@ def toolkit_library_dirs(root: str) -> list[str]:
     """
     The folders of a toolkit folder that may hold its libraries, in the order looked at.
     """
-def toolkit_roots() -> list[tuple[str, str]]:
+def toolkit_roots(all: bool = False) -> list[tuple[str, str]]:
     """
-    The CUDA toolkit folders to look in, in cuplug's search order: [(path, origin)].
+    The CUDA toolkit folders to look in, in cuplug's search order: [(path, origin)]. Folders of a newer CUDA major version than the driver's are left out unless `all`.
     """
 def unavailable_reason(kind: str, name: str) -> typing.Any:
     """
     None when a plugin of that kind and name is loaded, else why it is not available.
+    """
+def wanted_toolkit() -> tuple[int, str]:
+    """
+    (major, why): the CUDA major version whose toolkit cuplug uses (the driver's, or $CUPLUG_TOOLKIT_MAJOR), 0 with no usable driver.
     """
 ABI_TAG: str
 DEFAULT_BACKENDS: dict = {'allocator': 'device', 'compiler': 'nvrtc', 'launcher': 'driver', 'rng': 'curand', 'interop': 'gl'}

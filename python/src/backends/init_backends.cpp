@@ -338,13 +338,26 @@ void bind_driver_state(py::module_ &m) {
 void bind_toolkit(py::module_ &m) {
   m.def(
       "toolkit_roots",
-      [] {
+      [](bool all) {
         std::vector<std::pair<std::string, std::string>> out;
-        for (const auto &r : toolkit_roots())
+        for (const auto &r : toolkit_roots(all))
           out.emplace_back(r.path, r.origin);
         return out;
       },
-      "The CUDA toolkit folders to look in, in cuplug's search order: [(path, origin)].");
+      py::arg("all") = false,
+      "The CUDA toolkit folders to look in, in cuplug's search order: [(path, origin)]. Folders of "
+      "a newer CUDA major version than the driver's are left out unless `all`.");
+  m.def("toolkit_cuda_major", &toolkit_cuda_major, py::arg("root"),
+        "The CUDA major version a toolkit folder holds (version.json, library sonames, NVIDIA's "
+        "wheel layouts); 0 when unknown.");
+  m.def(
+      "wanted_toolkit",
+      [] {
+        toolkit_choice c = wanted_toolkit();
+        return std::make_pair(c.major, c.why);
+      },
+      "(major, why): the CUDA major version whose toolkit cuplug uses (the driver's, or "
+      "$CUPLUG_TOOLKIT_MAJOR), 0 with no usable driver.");
   m.def("toolkit_library_dirs", &toolkit_library_dirs, py::arg("root"),
         "The folders of a toolkit folder that may hold its libraries, in the order looked at.");
   m.def("toolkit_include_dir", &toolkit_include_dir, py::arg("root"),

@@ -154,15 +154,21 @@ def test_a_toolkit_library_comes_from_the_first_folder_that_has_it(tmp_path):
         cmd = ["g++", "-x", "c", "-shared", "-fPIC", f"-Wl,-soname,{out.name}", "-o", str(out)]
         subprocess.run([*cmd, str(src)], check=True)
     code = (
-        "import json, cuplug; from cuplug import _core; "
-        "diag = [c.reason for c in cuplug.plugins.diagnostics() if c.name == 'nvrtc']; "
-        "print(json.dumps([list(_core.backends.preload_toolkit_libraries()), diag]))"
+        "import json, cuplug; from cuplug import _core, compiler\n"
+        "lines = list(_core.backends.preload_toolkit_libraries())\n"
+        "try:\n"
+        "    compiler.compile('__global__ void k() {}', target='ptx', arch='compute_90')\n"
+        "    error = None\n"
+        "except Exception as e:\n"
+        "    error = str(e)\n"
+        "print(json.dumps([lines, error]))"
     )
-    lines, nvrtc = run(code, env={"CUDA_PATH": str(root)})
+    lines, error = run(code, env={"CUDA_PATH": str(root)})
     assert f"{soname}: {lib} ($CUDA_PATH) + {builtins.name}" in lines
-    # The nvrtc plugin was linked against that stand-in, which has none of NVRTC's functions:
-    # proof that the dynamic loader's own choice (the system toolkit) was not taken.
-    assert nvrtc and "nvrtc" in nvrtc[0]
+    # The nvrtc plugin opens libnvrtc by its soname and gets that stand-in, which has none of
+    # NVRTC's functions: proof that the dynamic loader's own choice (the system toolkit) was not
+    # taken.
+    assert error is not None and "nvrtc: the opened libnvrtc has no nvrtcVersion" in error
 
 
 def test_info_shows_the_toolkit_folders_and_libraries():
