@@ -6,7 +6,7 @@
 # with several GPUs the multi-device tests and bench_multigpu, in a summary field of their own).
 # Logs go to OUTDIR; the last line printed is one summary line. Exit non-zero on any failure.
 # Fits in 10 minutes: every step runs under its own time limit.
-# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize1|sanitize2|bench|multigpu|compat|libs]
+# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize1|sanitize2|bench|multigpu|compat|libs|cu12]
 #        bash tools/gpu_check.sh OUTDIR memcheck PYTEST_ARGS...  (memcheck over the tests named,
 #        one process, -v: to find which test a sanitizer finding or crash belongs to)
 # All of it does not fit the 10 minutes one device command may take; `tests` (build, ctest,
@@ -15,14 +15,15 @@
 # machine (the later ones find the build done), give every step room. A pass is all four parts
 # passing.
 # `multigpu` builds and runs only the multi-GPU tests, examples and bench_multigpu.py (a machine
-# with two GPUs or more; docs/multigpu.md).
+# with two GPUs or more; docs/multigpu.md). `cu12` runs the GPU tests through CUDA 12's NVRTC and
+# cuRAND (NVIDIA's wheels carried in .cu12a/ and .cu12b/, tools/cu12_wheels.sh).
 set -u
 part=${2:-all}
 memcheck_args=()
 if [ "$part" = memcheck ] && [ $# -gt 2 ]; then
   memcheck_args=("${@:3}")
-elif [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|sanitize|sanitize1|sanitize2|bench|multigpu|compat|libs)$ ]]; then
-  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize1|sanitize2|bench|multigpu|compat|libs]" >&2
+elif [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|sanitize|sanitize1|sanitize2|bench|multigpu|compat|libs|cu12)$ ]]; then
+  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize1|sanitize2|bench|multigpu|compat|libs|cu12]" >&2
   echo "       bash tools/gpu_check.sh OUTDIR memcheck PYTEST_ARGS..." >&2
   exit 2
 fi
@@ -30,7 +31,7 @@ fi
 case $part in
   all) after_pytest=230 after_sanitizer=100 ;;
   tests) after_pytest=80 after_sanitizer=0 ;;
-  sanitize* | bench | multigpu | compat | libs | memcheck) after_pytest=0 after_sanitizer=0 ;;
+  sanitize* | bench | multigpu | compat | libs | memcheck | cu12) after_pytest=0 after_sanitizer=0 ;;
 esac
 mkdir -p "$1" || exit 2
 out=$(cd "$1" && pwd)
@@ -253,7 +254,7 @@ fi
 if [ "$part" = memcheck ]; then
   run_watched "$(budget 560 0)" "$out/memcheck-stacks.log" compute-sanitizer --tool memcheck \
     --report-api-errors no --error-exitcode 86 --print-limit 20 \
-    --target-processes application-only "$python" -m pytest -v -p no:cacheprovider \
+    --target-processes application-only "$python" -m pytest -v -rfE --tb=long -p no:cacheprovider \
     -p no:benchmark "${memcheck_args[@]}" >"$out/memcheck.log" 2>&1
   rc=$?
   last=$(grep -E '::.* (PASSED|FAILED|SKIPPED|ERROR)|^tests/.*::' "$out/memcheck.log" | tail -1 | cut -c1-160)
@@ -265,6 +266,45 @@ if [ "$part" = memcheck ]; then
     fail "memcheck FAILED (exit $rc, $errors errors; memcheck.log)"
   else
     note "memcheck ok ($(outcome "$out/memcheck.log"))"
+  fi
+  finish
+fi
+
+# --- the CUDA 12 path: the GPU tests with CUDA 12's NVRTC and cuRAND (docs/install.md) ----------
+# NVIDIA's CUDA 12 wheels, carried in .cu12*/ folders (tools/cu12_wheels.sh: more than one carry
+# holds, so in two), unpacked into a site folder of their own; CUPLUG_TOOLKIT_MAJOR=12 makes cuplug
+# take them on this CUDA 13 driver, which runs CUDA 12 code, as a CUDA 12 driver would have it.
+if [ "$part" = cu12 ]; then
+  site=$build/cu12-site
+  rm -rf "$site" && mkdir -p "$site"
+  for w in "$root"/.cu12*/*.whl; do
+    [ -f "$w" ] && "$python" -m zipfile -e "$w" "$site"
+  done
+  if [ ! -f "$site/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ] ||
+    ! ls "$site"/nvidia/curand/lib/libcurand.so.* >/dev/null 2>&1; then
+    fail "cu12 FAILED: NVIDIA's CUDA 12 NVRTC and cuRAND wheels not carried (.cu12*/, tools/cu12_wheels.sh)"
+    finish
+  fi
+  export CUPLUG_TOOLKIT_MAJOR=12 PYTHONPATH="$PYTHONPATH:$site" CUPLUG_CACHE_DIR="$build/cu12-cache"
+  "$python" -m cuplug info >"$out/cu12-info.log" 2>&1
+  nvrtc=$(grep -m1 -E '^  NVRTC ' "$out/cu12-info.log" | awk '{print $2}')
+  curand=$(grep -m1 -E '^  libcurand' "$out/cu12-info.log" | grep -c "$site")
+  if [ "${nvrtc%%.*}" != 12 ] || [ "$curand" != 1 ]; then
+    fail "cu12 FAILED: NVRTC ${nvrtc:-none} and cuRAND not from the CUDA 12 wheels (cu12-info.log)"
+    finish
+  fi
+  cu12_args=(-p no:cacheprovider -p no:benchmark -rfE --tb=short)
+  "$python" -c 'import xdist' 2>/dev/null && cu12_args+=(-n "$(( jobs / 2 > 8 ? 8 : jobs / 2 ))" --dist worksteal)
+  "$python" -c 'import pytest_timeout' 2>/dev/null && cu12_args+=(--timeout 120)
+  WATCH_LOG=$out/pytest-cu12.log WATCH_DONE='^=+ .*[0-9]+ (passed|failed).* in [0-9.]+s' \
+    run_watched "$(budget 420 0)" "$out/pytest-cu12-stacks.log" "$python" -m pytest tests/python \
+    -m "(gpu or real_gpu) and not alone" "${cu12_args[@]}" >"$out/pytest-cu12.log" 2>&1
+  rc=$?
+  result=$(outcome "$out/pytest-cu12.log")
+  if [ $rc -eq 0 ]; then
+    note "cu12 (NVRTC $nvrtc, cuRAND from the wheels, CUPLUG_TOOLKIT_MAJOR=12): pytest $result"
+  else
+    fail "cu12 (NVRTC $nvrtc): pytest FAILED ${result:-(exit $rc)} (pytest-cu12.log)"
   fi
   finish
 fi

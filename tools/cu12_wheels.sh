@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Downloads NVIDIA's CUDA 12 wheels that `tools/gpu_check.sh OUTDIR cu12` runs the GPU tests with
+# (the GPU machine has no package index): CUDA 12.0's NVRTC and runtime headers and CCCL 12.9 (the
+# 12.0 CCCL wheel lacks libcu++'s nv/ headers) into .cu12a/ (27 MB), cuRAND 10.3.1 into .cu12b/
+# (56 MB). One carry of the device tool holds 64 MiB, so they
+# travel in two commands on the same machine: the first carries .cu12a, the second .cu12b and runs
+# the part (the wheels of the first stay there). CUDA 12.0 is the oldest CUDA 12 cuplug supports;
+# CI tests the newest (.ci/run, NVRTC 12.9).
+# Usage: bash tools/cu12_wheels.sh [PYTHON]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${1:-python3}
+get() {
+  local dir=$1
+  shift
+  rm -rf "$dir" && mkdir -p "$dir"
+  "$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d "$dir" "$@"
+}
+get .cu12a "nvidia-cuda-nvrtc-cu12==12.0.*" "nvidia-cuda-runtime-cu12==12.0.*" \
+  "nvidia-cuda-cccl-cu12==12.9.*"
+get .cu12b "nvidia-curand-cu12==10.3.1.*"
+du -sh .cu12a .cu12b
