@@ -25,6 +25,7 @@ build = pathlib.Path(os.environ.get("CUPLUG_BUILD_DIR", ROOT / "build"))
 if not build.is_absolute():
     build = ROOT / build
 sys.path.insert(0, str(build / "python"))
+sys.path.insert(0, str(DOCS / "_ext"))  # api_pages: one page per public name
 
 project = "cuplug"
 author = "the cuplug developers"
@@ -37,7 +38,11 @@ except ImportError as e:  # the API pages then fail the build with autodoc's mes
     release = version = "unknown"
     print(f"docs/conf.py: cannot import cuplug from {build / 'python'}: {e}", file=sys.stderr)
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.intersphinx"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.intersphinx", "api_pages"]
+# api_pages writes docs/api/generated/ (one page per exported class, function and constant);
+# autosummary's own generation is not used.
+autosummary_generate = False
+api_pages_class_options = {"cuplug.gpuarray.GPUArray": [":inherited-members:"]}
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "img/*.md", "_inventories"]
@@ -65,7 +70,9 @@ html_static_path: list[str] = []
 # autodoc: members in source order; the signatures pybind11 writes on a docstring's first line
 # are used as the signature (autodoc_docstring_signature, the default).
 autodoc_member_order = "bysource"
-autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
+# No "members" by default: a module page shows the module's docstring and its api-pages table,
+# and each class's own page asks for its members (docs/_ext/api_pages.py).
+autodoc_default_options = {"undoc-members": False, "show-inheritance": True}
 autodoc_typehints = "signature"
 # NumPy-style sections (Parameters, Returns, Raises, ...) become field lists through napoleon's
 # NumpyDocstring, applied here only to docstrings that have such a section: napoleon as an

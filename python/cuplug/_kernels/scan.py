@@ -296,12 +296,12 @@ class _ScanKernelBase:
 
 class InclusiveScanKernel(_ScanKernelBase):
     """PyCUDA's InclusiveScanKernel(dtype, scan_expr, neutral=None, name_prefix="scan",
-    options=None, preamble="", devices=None): ``out[i] = in[0] (+) ... (+) in[i]`` with
+    options=None, preamble="", devices=None): ``out[i] = in[0] (+) in[1] (+) ⋯ (+) in[i]`` with
     ``(+)`` the C expression ``scan_expr`` of ``a`` (earlier) and ``b`` (later)."""
 
 
 class ExclusiveScanKernel(_ScanKernelBase):
-    """PyCUDA's ExclusiveScanKernel: ``out[0] = neutral``, ``out[i] = in[0] (+) ... (+)
+    """PyCUDA's ExclusiveScanKernel: ``out[0] = neutral``, ``out[i] = in[0] (+) in[1] (+) ⋯ (+)
     in[i-1]``; ``neutral`` (a C expression) is required."""
 
     _exclusive = True

@@ -29,7 +29,13 @@ def _inventory_path() -> Path | None:
 
 
 @pytest.fixture(scope="module")
-def documented() -> set[str]:
+def documented(pages) -> set[str]:
+    return set(pages)
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict[str, str]:
+    """``{name: the page (and anchor) documenting it}`` of every Python entry of the inventory."""
     path = _inventory_path()
     if path is None or not path.is_file():
         message = (
@@ -42,10 +48,11 @@ def documented() -> set[str]:
     inventory = pytest.importorskip("sphinx.util.inventory")
     with path.open("rb") as f:
         loaded = inventory.InventoryFile.load(f, "", lambda base, uri: uri)
-    names: set[str] = set()
+    names: dict[str, str] = {}
     for kind, entries in loaded.items():
         if kind.startswith("py:"):
-            names.update(entries)
+            for name, item in entries.items():
+                names[name] = item.uri if hasattr(item, "uri") else item[2]
     return names
 
 
@@ -97,3 +104,29 @@ def test_every_exported_name_is_in_the_reference(documented, module):
     assert exported is not None, f"{module} has no __all__: what it exports is not decided"
     missing = [name for name in exported if f"{module}.{name}" not in documented]
     assert not missing, f"{module}: exported but not in the API reference: {missing}"
+
+
+@pytest.mark.parametrize("module", _public_modules())
+def test_every_exported_class_and_function_has_a_page_of_its_own(pages, module):
+    """docs/_ext/api_pages.py: one page per name, as CuPy's and NumPy's references have (a module
+    page lists them, each with its summary line)."""
+    import inspect
+
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        pytest.skip(f"{module} does not import here: {e}")
+    wrong = {}
+    for name in mod.__all__:
+        obj = getattr(mod, name)
+        if inspect.isclass(obj) or (callable(obj) and not inspect.ismodule(obj)):
+            page = pages.get(f"{module}.{name}", "")
+            if not page.startswith(f"api/generated/{module}.{name}.html"):
+                wrong[name] = page
+    assert not wrong, f"{module}: not on a page of their own: {wrong}"
+
+
+def test_gpuarrays_page_has_its_members_from_every_mixin(pages):
+    page = "api/generated/cuplug.gpuarray.GPUArray.html"
+    for member in ("get", "set", "reshape", "astype", "sum", "shape", "dtype", "strides", "fill"):
+        assert pages.get(f"cuplug.gpuarray.GPUArray.{member}", "").startswith(page), member
