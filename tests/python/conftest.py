@@ -102,6 +102,41 @@ if DRIVER_MODE == REAL:
     )
 
 
+def _under_compute_sanitizer() -> bool:
+    """compute-sanitizer started this process: the variables it exports to its target."""
+    injection = os.path.basename(os.environ.get("CUDA_INJECTION64_PATH", ""))
+    return "NV_SANITIZER_INJECTION_PORT_BASE" in os.environ or injection.startswith("libsanitizer")
+
+
+def _children_outside_the_sanitizer() -> None:
+    """Under compute-sanitizer (tools/gpu_check.sh runs memcheck with `--target-processes
+    application-only`), the tool's variables reach every child process the tests start (many
+    run a case in a fresh interpreter): on an H200 the memcheck groups holding the tests that
+    start a hundred children stalled at them, and two such tests failed only under the tool
+    (2026-11-28). The tool checks only this process anyway; it read its variables when this
+    process initialised CUDA (above, in REAL mode), so taking them out of the environment now
+    leaves this process watched and its children as they run without the tool."""
+    if DRIVER_MODE != REAL or not _under_compute_sanitizer():
+        return
+    for name in [n for n in os.environ if n.startswith("NV_SANITIZER")]:
+        del os.environ[name]
+    os.environ.pop("CUDA_INJECTION64_PATH", None)
+    tool_libraries = ("libTreeLauncher", "libInterceptorInjection", "libsanitizer")
+    kept = [
+        entry
+        for entry in os.environ.get("LD_PRELOAD", "").replace(":", " ").split()
+        if not os.path.basename(entry).startswith(tool_libraries)
+    ]
+    if "LD_PRELOAD" in os.environ:
+        if kept:
+            os.environ["LD_PRELOAD"] = " ".join(kept)
+        else:
+            del os.environ["LD_PRELOAD"]
+
+
+_children_outside_the_sanitizer()
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "gpu: needs a CUDA device (the real one, or the fake driver when there is none)"
