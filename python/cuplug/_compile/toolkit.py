@@ -17,7 +17,7 @@ WHEEL_LAYOUT = os.path.join("nvidia", "cu13")
 #: theirs: one folder per component, each with its own include/ and lib/.
 WHEEL_LAYOUTS_CU12 = tuple(
     os.path.join("nvidia", component)
-    for component in ("cuda_nvrtc", "cuda_runtime", "cuda_cccl", "curand", "nvjitlink")
+    for component in ("cuda_nvrtc", "cuda_runtime", "cuda_cccl", "curand", "nvjitlink", "cuda_nvcc")
 )
 
 

@@ -197,3 +197,18 @@ def test_a_cuda12_driver_without_cuda12s_nvrtc_says_what_to_install(fake_driver,
     assert "libnvrtc.so.12" in error
     assert "pip install 'cuplug[cu12]'" in error
     assert "update the driver to R580 (CUDA 13) or newer" in error
+
+
+def test_wheel_roots_are_each_sites_cuda13_folder_then_its_cuda12_component_folders(tmp_path):
+    from cuplug._compile import toolkit
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder in (a / "nvidia" / "curand", a / "nvidia" / "cu13", b / "nvidia" / "cuda_nvrtc",
+                   b / "nvidia" / "cuda_nvcc", b / "nvidia" / "cusparse"):  # fmt: skip
+        folder.mkdir(parents=True)
+    assert toolkit.wheel_roots([str(a), "", "relative", str(b)]) == [
+        str(a / "nvidia" / "cu13"),
+        str(a / "nvidia" / "curand"),
+        str(b / "nvidia" / "cuda_nvrtc"),
+        str(b / "nvidia" / "cuda_nvcc"),
+    ]
