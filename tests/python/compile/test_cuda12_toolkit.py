@@ -27,10 +27,7 @@ TOOLKIT_VARS = ("CUDAToolkit_ROOT", "CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "CUPL
 
 @pytest.fixture(scope="module")
 def fake_driver() -> str:
-    fake = fakecuda.find_fake_driver()
-    if fake is None:
-        pytest.skip("the fake driver is not built (target cuplug_fake_cuda)")
-    return str(fake)
+    return fakecuda.fake_driver_or_skip()
 
 
 @pytest.fixture(scope="module")

@@ -78,10 +78,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def fake_path() -> str:
-    fake = fakecuda.find_fake_driver()
-    if fake is None:
-        pytest.skip("the fake driver is not built (target cuplug_fake_cuda)")
-    return str(fake)
+    return fakecuda.fake_driver_or_skip()
 
 
 def run_as(fake_path: str, version: int) -> dict:

@@ -150,10 +150,7 @@ def test_availability_with_a_library_that_is_not_a_cuda_driver(no_driver_env, tm
 
 @pytest.fixture(scope="module")
 def fake_driver_env(no_driver_env) -> dict[str, str]:
-    fake = fakecuda.find_fake_driver()
-    if fake is None:
-        pytest.skip("the fake driver is not built (target cuplug_fake_cuda)")
-    return {**no_driver_env, "CUPLUG_CUDA_DRIVER": str(fake)}
+    return {**no_driver_env, "CUPLUG_CUDA_DRIVER": fakecuda.fake_driver_or_skip()}
 
 
 def test_availability_with_a_driver_that_finds_no_device(fake_driver_env):

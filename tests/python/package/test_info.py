@@ -44,10 +44,7 @@ def info(tmp_path, *args, **env):
 
 
 def fake_driver():
-    path = fakecuda.find_fake_driver()
-    if path is None:
-        pytest.skip("the fake driver is not built (target cuplug_fake_cuda)")
-    return str(path)
+    return fakecuda.fake_driver_or_skip()
 
 
 def test_text_report_without_a_driver(tmp_path):

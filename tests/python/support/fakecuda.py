@@ -354,6 +354,16 @@ def find_fake_driver(repo_root: pathlib.Path = REPO_ROOT) -> pathlib.Path | None
     return None
 
 
+def fake_driver_or_skip() -> str:
+    """The fake driver library's path, or the calling test skips (it is not built)."""
+    import pytest
+
+    path = find_fake_driver()
+    if path is None:
+        pytest.skip("the fake driver is not built (target cuplug_fake_cuda)")
+    return str(path)
+
+
 def real_driver_usable(library: str = "libcuda.so.1") -> tuple[bool, str]:
     """Whether a real CUDA driver with at least one device can be used, and why not."""
     try:
