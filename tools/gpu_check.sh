@@ -73,6 +73,11 @@ budget() {
 # 20 seconds later, SIGKILL. Exit 124 on time-out. With WATCH_LOG and WATCH_DONE set, a command
 # whose log shows WATCH_DONE (pytest's last line) but that is still running 45 s later has hung
 # at exit: it is treated the same way at once, instead of using up its whole time.
+if env --default-signal=INT true 2>/dev/null; then
+  default_int=(env --default-signal=INT) # coreutils 8.31 and newer
+else
+  default_int=(python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])')
+fi
 descendants() {
   local child
   for child in $(pgrep -P "$1"); do
@@ -84,7 +89,10 @@ run_watched() {
   local limit=$1 stacks=$2 pid end p dumped=0 pythons=()
   shift 2
   watched_exit=0 # set when WATCH_DONE showed: a time-out after it is a hang at exit
-  "$@" &
+  # A command a script starts with & has SIGINT ignored, and Python then installs no
+  # KeyboardInterrupt handler: the SIGINT below, meant to make pytest print what failed, did
+  # nothing, and the command was killed 20 s later with no summary. SIGINT back to its default:
+  "${default_int[@]}" "$@" &
   pid=$!
   end=$((SECONDS + limit))
   while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do
