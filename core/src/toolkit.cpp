@@ -107,12 +107,11 @@ int toolkit_cuda_major(const std::string &root) {
           return major;
     }
   }
-  const fs::path normal = dir.lexically_normal();
-  const std::string leaf =
-      normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
-  const std::string parent = normal.has_filename()
-                                 ? normal.parent_path().filename().string()
-                                 : normal.parent_path().parent_path().filename().string();
+  fs::path normal = dir.lexically_normal();
+  if (!normal.has_filename()) // "site/nvidia/cu13/"
+    normal = normal.parent_path();
+  const std::string leaf = normal.filename().string();
+  const std::string parent = normal.parent_path().filename().string();
   if (parent == "nvidia") {
     static const std::regex cu_major("cu([0-9]+)");
     std::smatch m;
@@ -235,9 +234,7 @@ const std::vector<std::string> &preload_toolkit_libraries() {
         for (int major = wanted.major != 0 ? wanted.major : build_major; major >= 12; --major)
           names.push_back(stem + ".so." + std::to_string(major));
       }
-      std::string line = built + ": left to the dynamic loader (in no toolkit folder)";
-      if (names.size() > 1 || names.front() != built)
-        line = names.front() + ": left to the dynamic loader (in no toolkit folder)";
+      std::string line = names.front() + ": left to the dynamic loader (in no toolkit folder)";
       bool done = false;
       for (const auto &soname : names) {
         for (const auto &root : roots) {

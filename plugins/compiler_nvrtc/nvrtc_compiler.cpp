@@ -13,7 +13,6 @@
 #include <cuplug/plugin.hpp>
 #include <cuplug/toolkit.hpp>
 
-#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -55,20 +54,6 @@ std::string join(const std::vector<std::string> &parts) {
 
 bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
 
-// The opened libnvrtc's path, as the loader found it and resolved.
-std::vector<std::string> nvrtc_library_paths() {
-  std::vector<std::string> out;
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void *>(nvrtc().Version), &info) != 0 && info.dli_fname) {
-    out.emplace_back(info.dli_fname);
-    if (char *real = ::realpath(info.dli_fname, nullptr)) {
-      out.emplace_back(real);
-      std::free(real);
-    }
-  }
-  return out;
-}
-
 // The include dirs kernels compiled by this NVRTC need: the one holding cuda.h, CCCL's (CUB,
 // Thrust, libcu++: include/cccl in CUDA 13, include itself in CUDA 12 and in the CUDA 12 CCCL
 // wheel) and cuRAND's device headers where those are apart (NVIDIA's CUDA 12 wheels put each
@@ -81,7 +66,7 @@ std::vector<std::string> nvrtc_library_paths() {
 // header cannot find <nv/target>).
 std::vector<std::string> find_toolkit_includes(int nvrtc_major) {
   std::vector<std::string> candidates;
-  for (const auto &lib : nvrtc_library_paths()) {
+  for (const auto &lib : nvrtc().paths) {
     fs::path dir = fs::path(lib).parent_path();
     candidates.push_back((dir.parent_path() / "include").string());
     candidates.push_back((dir.parent_path().parent_path() / "include").string());
@@ -255,7 +240,7 @@ nvrtc_compiler::nvrtc_compiler(const options &opts) {
   version_ = "nvrtc " + std::to_string(lib.major) + "." + std::to_string(lib.minor);
   // The library file's own version ("libnvrtc.so.13.0.88") tells patch releases apart, which
   // generate different code; the cache key must see that.
-  auto libs = nvrtc_library_paths();
+  const auto &libs = lib.paths;
   if (!libs.empty()) {
     std::string file = fs::path(libs.back()).filename().string();
     if (std::count(file.begin(), file.end(), '.') >= 4)

@@ -19,16 +19,17 @@ template <class F> void resolve(void *handle, F &slot, const char *name, bool re
     throw config_error(std::string("nvrtc: the opened libnvrtc has no ") + name);
 }
 
-std::string real_path(void *symbol) {
+std::vector<std::string> loaded_paths(void *symbol) {
   Dl_info info{};
   if (::dladdr(symbol, &info) == 0 || info.dli_fname == nullptr)
     return {};
-  std::string path = info.dli_fname;
+  std::vector<std::string> out{info.dli_fname};
   if (char *real = ::realpath(info.dli_fname, nullptr)) {
-    path = real;
+    if (out.front() != real)
+      out.emplace_back(real);
     std::free(real);
   }
-  return path;
+  return out;
 }
 
 std::unique_ptr<nvrtc_library> open_nvrtc() {
@@ -65,7 +66,7 @@ std::unique_ptr<nvrtc_library> open_nvrtc() {
     resolve(handle, lib->SetFlowCallback, "nvrtcSetFlowCallback", false);
     if (lib->Version(&lib->major, &lib->minor) != NVRTC_SUCCESS)
       throw config_error("nvrtc: nvrtcVersion failed in " + soname);
-    lib->path = real_path(reinterpret_cast<void *>(lib->Version));
+    lib->paths = loaded_paths(reinterpret_cast<void *>(lib->Version));
     lib->why = wanted.why;
     return lib; // the handle stays open for the process
   }

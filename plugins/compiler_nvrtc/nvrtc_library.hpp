@@ -5,14 +5,17 @@
 #include <nvrtc.h>
 
 #include <string>
+#include <vector>
 
 namespace cuplug::plugins {
 
 // NVRTC's C API, as the opened library has it. The prototypes are the same in CUDA 12 and 13;
 // SetFlowCallback (NVRTC 12.8 and newer) is null in older ones.
 struct nvrtc_library {
-  std::string path; // as opened ("/usr/local/cuda/lib64/libnvrtc.so.13")
-  std::string why;  // why this major version ("the driver is CUDA 12.4 (R550)")
+  // The opened file as the loader names it, then with links resolved (the file's own version,
+  // "libnvrtc.so.13.0.88"), when they differ.
+  std::vector<std::string> paths;
+  std::string why; // why this major version ("the driver is CUDA 12.4 (R550)")
   int major = 0;
   int minor = 0;
   decltype(&::nvrtcVersion) Version = nullptr;
