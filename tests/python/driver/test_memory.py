@@ -80,8 +80,9 @@ def test_free_and_drop_return_memory(ctx):
 def test_allocation_is_freed_under_its_own_context(ctx):
     if drv.Device.count() < 2:
         pytest.skip("needs two devices")
+    free_before = drv.mem_get_info()[0]
     a = drv.mem_alloc(1 << 20)
-    free_with_a = drv.mem_get_info()[0]
+    assert drv.mem_get_info()[0] < free_before
     drv.Context.pop()
     try:
         other = drv.Device(1).make_context()
@@ -92,7 +93,9 @@ def test_allocation_is_freed_under_its_own_context(ctx):
             drv.Context.pop()
     finally:
         ctx.push()
-    assert drv.mem_get_info()[0] == free_with_a + (1 << 20)
+    # All of it back (the driver counts in 2 MiB pages: a 1 MiB allocation showed as 2 MiB less
+    # free on an H200 with two GPUs, 2026-11-28).
+    assert drv.mem_get_info()[0] == free_before
 
 
 def test_out_of_memory_retries_after_gc(ctx, fake):
