@@ -8,6 +8,8 @@ cache (cuplug.compiler.SourceModule), and load it through the launcher backend.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from cuplug import _core
@@ -21,10 +23,18 @@ Arg = _cg.Arg
 Layout = _cg.Layout
 
 
-#: NVRTC options for kernels that include <cuda/std/complex> (see _compile_options). NVRTC keeps
+#: NVRTC options for kernels that include <cuda/std/complex> (see pch_options). NVRTC keeps
 #: one automatic precompiled header per process and says (warning 629) when a compile's options
 #: differ from those it was made with; it then makes a new one, so that is not worth a warning.
 PCH_OPTIONS = ["-pch", "--pch-messages=false", "-diag-suppress=629,630"]
+
+# The first NVRTC release that takes each option cuplug adds to its own kernels' compiles
+# (NVIDIA's cu12 NVRTC wheels 12.0, 12.3, 12.4, 12.6, 12.8 and 12.9 asked, 2026-11-28: -minimal
+# from 12.4, -pch and --pch-messages from 12.8; there is no 12.7). NVRTC 12.0 refuses both, so
+# on a CUDA 12 driver with the cu12 extra's NVRTC every built-in kernel failed to compile.
+_MINIMAL_SINCE = (12, 4)
+_PCH_SINCE = (12, 8)
+_NVRTC_VERSIONS: dict[tuple, tuple[int, int] | None] = {}
 
 # Code generation choices of the built-in operations (tuned on an H100/H200; CUPLUG_ARRAY_TUNE=
 # "unroll=4,minimal=1" overrides them for experiments).
@@ -44,19 +54,50 @@ if "blocks" in TUNING:
     _core._register_hooks(blocks_per_sm=TUNING["blocks"])
 
 
+def _nvrtc_version() -> tuple[int, int] | None:
+    """(major, minor) of the selected compiler when it is NVRTC, else None (asked once per
+    selection: the backend or its options may change at run time)."""
+    try:
+        selected = _core.backends.selected("compiler")
+    except Exception:  # pragma: no cover - no config: the compile will say why
+        return None
+    if selected[0] != "nvrtc":
+        return None
+    if selected not in _NVRTC_VERSIONS:
+        try:
+            version = _core._compiler.compiler_info()[1]  # "nvrtc 12.0 + cuplug std headers ..."
+        except Exception:  # no NVRTC to load: the compile will say why
+            return None
+        m = re.match(r"nvrtc (\d+)\.(\d+)", version)
+        _NVRTC_VERSIONS[selected] = (int(m[1]), int(m[2])) if m else None
+    return _NVRTC_VERSIONS[selected]
+
+
+def pch_options() -> list[str]:
+    """NVRTC's automatic precompiled header (PCH_OPTIONS) where the selected compiler has it:
+    NVRTC 12.8 or newer; nothing for older NVRTC and other backends."""
+    version = _nvrtc_version()
+    return list(PCH_OPTIONS) if version is not None and version >= _PCH_SINCE else []
+
+
+def builtin_options(source: str) -> list[str]:
+    """The options a built-in kernel of ``source`` compiles with under the selected compiler:
+    -minimal and, where it includes <cuda/std/complex>, the precompiled header, each where NVRTC
+    takes it (the codegen tests compile generated sources the same way)."""
+    opts = _compile_options([], None, True)
+    return opts + pch_options() if "cuda/std/complex" in source else opts
+
+
 def _compile_options(args, options, minimal):
     opts = list(options or ())
-    try:
-        backend = _core.backends.selected("compiler")[0]
-    except Exception:  # pragma: no cover - no config: compile will say why
-        backend = None
-    if backend != "nvrtc":
+    version = _nvrtc_version()
+    if version is None:
         return opts
     if any(np.dtype(a.dtype).kind == "c" for a in args):
         # <cuda/std/complex> costs most of a complex kernel's compile; NVRTC's automatic
         # precompiled header makes every later complex kernel of the process cheap.
-        opts += PCH_OPTIONS
-    if minimal and TUNING.get("minimal"):
+        opts += pch_options()
+    if minimal and TUNING.get("minimal") and version >= _MINIMAL_SINCE:
         # Leaves out texture, device-runtime and runtime-API declarations: half of a small
         # kernel's compile time (15 -> 8 ms on an H100 machine).
         opts.append("-minimal")

@@ -21,7 +21,7 @@ from cuplug._codegen import reduction as _rg
 from cuplug._compile.source_module import SourceModule
 from cuplug._driver import context_cache
 from cuplug._kernels.cargs import ScalarArg, VectorArg, parse_arguments
-from cuplug._kernels.engine import PCH_OPTIONS
+from cuplug._kernels.engine import pch_options
 from cuplug._kernels.results import empty as _empty
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class ReductionKernel:
         if entry is None:
             options = self.options
             if "cuda/std/complex" in self.source:
-                options = options + PCH_OPTIONS
+                options = options + pch_options()
             mod = SourceModule(self.source, no_extern_c=True, options=options, keep=self.keep)
             chars = "".join(a.struct_char for a in self.arguments)
             stage1 = mod.get_function(f"{self.name}_stage1")

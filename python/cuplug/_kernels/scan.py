@@ -18,7 +18,7 @@ from cuplug._codegen import scan as _sg
 from cuplug._compile.source_module import SourceModule
 from cuplug._driver import context_cache
 from cuplug._kernels import tuning as _tuning
-from cuplug._kernels.engine import PCH_OPTIONS, _compile_options
+from cuplug._kernels.engine import _compile_options, pch_options
 from cuplug._kernels.results import empty as _empty
 
 __all__ = ["ExclusiveScanKernel", "InclusiveScanKernel"]
@@ -55,7 +55,7 @@ def _options(user_options, source, builtin):
     if not any("fmad" in o or "fast_math" in o or "fast-math" in o for o in opts):
         opts += _sg.OPTIONS
     if "cuda/std/complex" in source:
-        opts += PCH_OPTIONS
+        opts += pch_options()
     if builtin:
         opts = _compile_options([], opts, True)  # NVRTC's -minimal for cuplug's own kernels
     return opts

@@ -147,7 +147,7 @@ def batched(specs, entries=rotated_entries):
 
 def nvrtc_ptx(source):
     from cuplug import _core, compiler
-    from cuplug._kernels.engine import PCH_OPTIONS
+    from cuplug._kernels.engine import builtin_options
 
     try:
         _core._compiler.compiler_info("nvrtc", {})
@@ -161,7 +161,7 @@ def nvrtc_ptx(source):
             arch="sm_90",
             no_extern_c=True,
             cache_dir=False,
-            options=["-minimal"] + (PCH_OPTIONS if "cuda/std/complex" in source else []),
+            options=builtin_options(source),
         )
 
 

@@ -57,7 +57,7 @@ def _kernel(name, descriptors):
 
 def _compile(sources):
     from cuplug import compiler
-    from cuplug._kernels.engine import PCH_OPTIONS
+    from cuplug._kernels.engine import builtin_options
 
     source = "\n".join(sources)
     with warnings.catch_warnings():
@@ -68,7 +68,7 @@ def _compile(sources):
             arch="sm_90",
             no_extern_c=True,
             cache_dir=False,
-            options=["-minimal"] + (PCH_OPTIONS if "cuda/std/complex" in source else []),
+            options=builtin_options(source),
         )
     assert b".entry" in ptx
     return ptx

@@ -238,7 +238,7 @@ def all_kernels():
 
 
 def compile_ptx(sources):
-    from cuplug._kernels.engine import PCH_OPTIONS
+    from cuplug._kernels.engine import builtin_options
     from cuplug.compiler import compile
 
     source = "\n".join(sources)
@@ -250,7 +250,7 @@ def compile_ptx(sources):
             backend="nvrtc",
             no_extern_c=True,
             cache_dir=False,
-            options=["-minimal"] + (PCH_OPTIONS if "cuda/std/complex" in source else []),
+            options=builtin_options(source),
         ).decode()
     except Exception as e:  # noqa: BLE001 - NVRTC missing is a skip, anything else a failure
         if "nvrtc" in str(e).lower() and "not" in str(e).lower() and "available" in str(e):

@@ -4,7 +4,7 @@ dynamic parallelism run. The compile-only tests are test_compiler.py's."""
 
 import numpy as np
 import pytest
-from test_compiler import BACKENDS, DOUBLE_ARRAY, TEMPLATES, run_python
+from test_compiler import BACKENDS, DOUBLE_ARRAY, TEMPLATES, run_python, usable_or_skip
 
 import cuplug.driver as drv
 from cuplug import compiler
@@ -36,6 +36,7 @@ def double_on_gpu(backend):
 
 
 def test_seed_double_array_gives_identical_results_on_every_backend(ctx, tmp_path):
+    usable_or_skip("nvcc")
     expected = np.arange(1000, dtype=np.float32)
     results = {}
     for backend in BACKENDS:  # chosen through the API
@@ -59,6 +60,7 @@ def test_seed_double_array_gives_identical_results_on_every_backend(ctx, tmp_pat
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_get_global_on_constant_memory(ctx, backend):
+    usable_or_skip(backend)
     mod = compiler.SourceModule(
         """
         __constant__ float coeffs[4];
@@ -77,6 +79,7 @@ def test_get_global_on_constant_memory(ctx, backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_templates_run(ctx, backend):
+    usable_or_skip(backend)
     mod = compiler.SourceModule(
         TEMPLATES,
         no_extern_c=True,
@@ -97,6 +100,7 @@ def test_templates_run(ctx, backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_dynamic_parallelism(ctx, backend):
+    usable_or_skip(backend)
     mod = compiler.DynamicSourceModule(
         """
         __global__ void child(int *out, int base) { out[base + threadIdx.x] = base + threadIdx.x; }

@@ -124,6 +124,49 @@ def test_a_cuda12_driver_compiles_with_cuda12s_nvrtc_and_headers_from_the_wheels
         assert out["ptx_loads"] is True
 
 
+BUILTINS = """
+    import json, numpy as np, cuplug.autoinit
+    from cuplug import gpuarray, _core
+    from cuplug._kernels import engine
+    x = gpuarray.to_gpu(np.ones(64, np.float32))
+    z = gpuarray.to_gpu(np.ones(64, np.complex64))
+    x * 2, z * 2, x.sum(), z.sum(), x.reshape(8, 8).sum(axis=0), gpuarray.cumsum(x)
+    out = {"nvrtc": _core._compiler.compiler_info()[1].split(" + ")[0],
+           "minimal": engine._compile_options([], None, True), "pch": engine.pch_options()}
+    print(json.dumps(out))
+"""
+
+
+def test_cuplugs_own_kernels_compile_with_the_cuda12_nvrtc(fake_driver, cu12_site, tmp_path):
+    # Elementwise (real and complex, whose sources include <cuda/std/complex>), the sum and
+    # axis-sum engines and the scan: with the options the NVRTC in use takes (NVRTC 12.0 refuses
+    # -minimal and -pch, and every built-in kernel failed to compile with it).
+    out = run(BUILTINS, fake_driver, 12040, tmp_path, cu12_site)
+    major, minor = (int(v) for v in out["nvrtc"].split()[1].split("."))
+    assert major == 12
+    assert out["minimal"] == (["-minimal"] if minor >= 4 else [])
+    assert ("-pch" in out["pch"]) == (minor >= 8)
+
+
+@pytest.mark.parametrize(
+    ("version", "minimal", "pch"),
+    [((12, 0), False, False), ((12, 3), False, False), ((12, 4), True, False),
+     ((12, 6), True, False), ((12, 8), True, True), ((13, 0), True, True), (None, False, False)],
+)  # fmt: skip
+def test_builtin_kernel_options_follow_what_the_nvrtc_in_use_takes(
+    monkeypatch, version, minimal, pch
+):
+    from cuplug._kernels import engine
+
+    monkeypatch.setattr(engine, "_nvrtc_version", lambda: version)  # None: nvcc, or no NVRTC
+    complex_arg = [engine.Arg("z", "complex64", True)]
+    opts = engine._compile_options(complex_arg, ["-DX=1"], True)
+    assert opts[0] == "-DX=1"
+    assert ("-minimal" in opts) == minimal
+    assert ("-pch" in opts) == pch == ("-pch" in engine.pch_options())
+    assert ("-pch" in engine.builtin_options("#include <cuda/std/complex>")) == pch
+
+
 def test_a_cuda13_driver_keeps_cuda13s_nvrtc_with_the_cuda12_wheels_installed(
     fake_driver, cu12_site, tmp_path
 ):
