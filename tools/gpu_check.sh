@@ -6,14 +6,15 @@
 # with several GPUs the multi-device tests and bench_multigpu, in a summary field of their own).
 # Logs go to OUTDIR; the last line printed is one summary line. Exit non-zero on any failure.
 # Fits in 10 minutes: every step runs under its own time limit.
-# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize1|sanitize2|bench|multigpu|compat|libs|cu12]
+# Usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize|sanitize1|sanitize2|bench|multigpu|compat|libs|cu12]
 #        bash tools/gpu_check.sh OUTDIR memcheck PYTEST_ARGS...  (memcheck over the tests named,
 #        one process, -v: to find which test a sanitizer finding or crash belongs to)
 # All of it does not fit the 10 minutes one device command may take; `tests` (build, ctest,
 # pytest, racecheck, synccheck), `sanitize1` and `sanitize2` (build, memcheck over half the GPU
 # tests each, in two processes) and `bench` (build, benchmarks), as four commands on the same
 # machine (the later ones find the build done), give every step room. A pass is all four parts
-# passing.
+# passing. On a machine with two GPUs or more, `sanitize` runs all of memcheck in one command
+# (one chain of groups per GPU at once), so a pass there is `tests`, `sanitize` and `bench`.
 # `multigpu` builds and runs only the multi-GPU tests, examples and bench_multigpu.py (a machine
 # with two GPUs or more; docs/multigpu.md). `cu12` runs the GPU tests through CUDA 12's NVRTC and
 # cuRAND (NVIDIA's wheels carried in .cu12a/ and .cu12b/, tools/cu12_wheels.sh).
@@ -23,7 +24,7 @@ memcheck_args=()
 if [ "$part" = memcheck ] && [ $# -gt 2 ]; then
   memcheck_args=("${@:3}")
 elif [ $# -lt 1 ] || [ $# -gt 2 ] || ! [[ $part =~ ^(all|tests|sanitize|sanitize1|sanitize2|bench|multigpu|compat|libs|cu12)$ ]]; then
-  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize1|sanitize2|bench|multigpu|compat|libs|cu12]" >&2
+  echo "usage: bash tools/gpu_check.sh OUTDIR [all|tests|sanitize|sanitize1|sanitize2|bench|multigpu|compat|libs|cu12]" >&2
   echo "       bash tools/gpu_check.sh OUTDIR memcheck PYTEST_ARGS..." >&2
   exit 2
 fi
@@ -385,15 +386,63 @@ fi # tests: ctest and pytest
 
 # --- compute-sanitizer (memcheck) over the GPU tests --------------------------------------------
 # The GPU tests less the `sweep` ones (they repeat kernels other tests already run, over every
-# dtype), the `alone` ones (they read device-wide free memory) and the eight-threads hang tests
-# (100 child processes each, and memcheck watches only the application's own process), in four
-# processes of a quarter of the test files each, one after the other (memcheck does not follow
-# xdist's workers). One process over all of them crashed inside make_context after about 1,000
-# tests (docs/benchmarks.md, 2026-11-28). On an H200 all four need about 12 minutes, more than
-# one command may take, and running them at once was no faster (2026-11-28: 1,419 tests in
-# 465 s at once against 1,295 in 570 s one after the other): `sanitize1` runs groups 1 and 2,
-# `sanitize2` groups 3 and 4, a pass is both. -v names every test, so a time-out still says
-# which ones ran and which failed.
+# dtype), the `alone` ones (they read device-wide free memory) and the eight-threads hang tests,
+# in four processes of a quarter of the test files each (memcheck does not follow xdist's
+# workers). One process over all of them crashed inside make_context after about 1,000 tests
+# (docs/benchmarks.md, 2026-11-28). Under the tool, a test that starts a child process skips
+# when it starts it (tests/python/conftest.py: the tool watches only this process, and waiting
+# for children crashed it). On one H200 the four groups one after the other need about 12
+# minutes, more than one command may take, and four at once on one GPU were no faster: there,
+# `sanitize1` runs groups 1 and 2 and `sanitize2` groups 3 and 4, a pass is both. With two GPUs
+# or more (and CUDA_VISIBLE_DEVICES unset), `sanitize` runs all four in one command, one chain of
+# groups per GPU at once (groups 1 and 3 on GPU 0, 2 and 4 on GPU 1). -v names every test, so a
+# time-out still says which ones ran and which failed.
+# sanitize_group G LIMIT GPU: memcheck over group G's files (GPU: its CUDA_VISIBLE_DEVICES, or
+# empty), within LIMIT seconds; writes sanitizer-G.log and the outcome to sanitizer-G.result.
+sanitize_group() {
+  local g=$1 limit=$2 gpu=$3 chunk=() i log rc found ran crash
+  for i in "${!files[@]}"; do [ $((i % groups + 1)) -eq "$g" ] && chunk+=("${files[$i]}"); done
+  log=$out/sanitizer-$g.log
+  [ -n "$gpu" ] && export CUDA_VISIBLE_DEVICES=$gpu
+  # API errors are not reported: the tests provoke them on purpose (out of memory, unknown
+  # symbols, the end of cuFuncGetParamInfo's parameter list); memory access errors are.
+  run_watched "$limit" "$out/sanitizer-$g-stacks.log" compute-sanitizer --tool memcheck \
+    --report-api-errors no --error-exitcode 86 --print-limit 20 \
+    --target-processes application-only "$python" -m pytest "${chunk[@]}" -v -rfE --tb=short \
+    -p no:cacheprovider -p no:benchmark -m "(gpu or real_gpu) and not sweep and not alone" \
+    -k "not examples and not never_hang" --durations=10 >"$log" 2>&1
+  rc=$?
+  [ $rc -eq 5 ] && rc=0 # no GPU test in this group's files
+  found=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | awk '{s += $3} END {print s + 0}')
+  ran=$(grep -cE ' PASSED( |$)' "$log")
+  crash=$(grep -m1 -oE 'Fatal Python error: [A-Za-z ]+' "$log")
+  {
+    echo "$found $ran $rc"
+    grep -oE '^[^ ]+::[^ ]+ (FAILED|ERROR)' "$log" | sed 's/ .*//; s/.*:://'
+  } >"$out/sanitizer-$g.result"
+  if [ "$found" -gt 0 ] || [ $rc -eq 86 ]; then
+    echo "group $g: $found memcheck errors"
+  elif [ -n "$crash" ]; then
+    # A crash of the tested process (not a memcheck finding) can leave the tool waiting for
+    # the time limit: name it instead of reporting a time-out.
+    echo "group $g CRASHED: $crash after $ran passed"
+  elif [ $rc -eq 124 ]; then
+    echo "group $g TIMEOUT after ${limit}s ($ran passed)"
+  elif [ $rc -ne 0 ]; then
+    echo "group $g: pytest exit $rc under memcheck"
+  fi >>"$out/sanitizer-$g.result.problem"
+}
+# sanitize_chain GPU G...: the groups one after the other, each given its share of what is left.
+sanitize_chain() {
+  local gpu=$1 n limit
+  shift
+  local chain=("$@")
+  for n in "${!chain[@]}"; do
+    limit=$(( (deadline - SECONDS - after_sanitizer) / (${#chain[@]} - n) ))
+    [ $limit -lt 10 ] && limit=10
+    sanitize_group "${chain[$n]}" "$limit" "$gpu"
+  done
+}
 if [ "$part" = all ] || [[ $part = sanitize* ]]; then
 if ! command -v compute-sanitizer >/dev/null; then
   fail "sanitizer FAILED: compute-sanitizer not found"
@@ -405,49 +454,45 @@ else
     sanitize2) mine=(3 4) ;;
     *) mine=(1 2 3 4) ;;
   esac
-  for n in "${!mine[@]}"; do
-    g=${mine[$n]}
-    chunk=()
-    for i in "${!files[@]}"; do [ $((i % groups + 1)) -eq "$g" ] && chunk+=("${files[$i]}"); done
-    log=$out/sanitizer-$g.log
-    # What is left of the part's time, shared by the groups still to run.
-    limit=$(( (deadline - SECONDS - after_sanitizer) / (${#mine[@]} - n) ))
-    [ $limit -lt 10 ] && limit=10
-    # API errors are not reported: the tests provoke them on purpose (out of memory, unknown
-    # symbols, the end of cuFuncGetParamInfo's parameter list); memory access errors are.
-    run_watched "$limit" "$out/sanitizer-$g-stacks.log" compute-sanitizer --tool memcheck \
-      --report-api-errors no --error-exitcode 86 --print-limit 20 \
-      --target-processes application-only "$python" -m pytest "${chunk[@]}" -v -rfE --tb=short \
-      -p no:cacheprovider -p no:benchmark -m "(gpu or real_gpu) and not sweep and not alone" \
-      -k "not examples and not never_hang" --durations=10 >"$log" 2>&1
-    rc=$?
-    [ $rc -eq 5 ] && rc=0 # no GPU test in this group's files
-    found=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | awk '{s += $3} END {print s + 0}')
-    errors=$((errors + found))
-    ran=$(grep -cE ' PASSED( |$)' "$log")
-    passed=$((passed + ran))
-    mapfile -t bad < <(grep -oE '^[^ ]+::[^ ]+ (FAILED|ERROR)' "$log" | sed 's/ .*//; s/.*:://')
-    failures+=("${bad[@]}")
-    crash=$(grep -m1 -oE 'Fatal Python error: [A-Za-z ]+' "$log")
-    if [ "$found" -gt 0 ] || [ $rc -eq 86 ]; then
-      problems+=("group $g: $found memcheck errors")
-    elif [ -n "$crash" ]; then
-      # A crash of the tested process (not a memcheck finding) can leave the tool waiting for
-      # the time limit: name it instead of reporting a time-out.
-      problems+=("group $g CRASHED: $crash after $ran passed")
-    elif [ $rc -eq 124 ]; then
-      problems+=("group $g TIMEOUT after ${limit}s ($ran passed)")
-    elif [ $rc -ne 0 ]; then
-      problems+=("group $g: pytest exit $rc under memcheck")
+  rm -f "$out"/sanitizer-*.result "$out"/sanitizer-*.result.problem
+  chains=1
+  if [ "${gpus:-0}" -gt 1 ] && [ -z "${CUDA_VISIBLE_DEVICES:-}" ]; then
+    chains=$gpus
+    [ "$chains" -gt ${#mine[@]} ] && chains=${#mine[@]}
+  fi
+  if [ "$chains" -eq 1 ]; then
+    sanitize_chain "" "${mine[@]}"
+  else
+    for ((c = 0; c < chains; c++)); do
+      chain=()
+      for n in "${!mine[@]}"; do [ $((n % chains)) -eq $c ] && chain+=("${mine[$n]}"); done
+      (sanitize_chain "$c" "${chain[@]}") &
+    done
+    wait
+  fi
+  for g in "${mine[@]}"; do
+    if [ -f "$out/sanitizer-$g.result" ]; then
+      read -r found ran _ <"$out/sanitizer-$g.result"
+      errors=$((errors + found))
+      passed=$((passed + ran))
+      mapfile -t bad < <(tail -n +2 "$out/sanitizer-$g.result")
+      failures+=("${bad[@]}")
+    else
+      problems+=("group $g did not run")
     fi
+    [ -s "$out/sanitizer-$g.result.problem" ] && problems+=("$(cat "$out/sanitizer-$g.result.problem")")
   done
+  where=""
+  [ "$chains" -gt 1 ] && where=" on $chains GPUs at once"
   failed_tests=
   [ ${#failures[@]} -gt 0 ] && failed_tests="; failed: $(IFS=' '; echo "${failures[*]}" | cut -c1-400)"
-  if [ ${#problems[@]} -eq 0 ]; then
-    note "sanitizer ok (groups ${mine[*]} of $groups: $passed passed, 0 errors)"
+  if [ ${#problems[@]} -eq 0 ] && [ ${#failures[@]} -eq 0 ]; then
+    note "sanitizer ok (groups ${mine[*]} of $groups$where: $passed passed, 0 errors)"
   else
+    [ ${#problems[@]} -eq 0 ] && problems=("tests failed under memcheck")
     fail "sanitizer FAILED: $(IFS=';'; echo "${problems[*]}" | sed 's/;/; /g') ($passed passed, $errors errors$failed_tests; sanitizer-N.log)"
   fi
+  rm -f "$out"/sanitizer-*.result "$out"/sanitizer-*.result.problem
 fi
 fi # sanitize
 
