@@ -67,7 +67,7 @@ class Arg:
 
     def __post_init__(self):
         object.__setattr__(self, "dtype", np.dtype(self.dtype))
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
+        if not is_c_identifier(self.name):
             raise ValueError(f"argument name {self.name!r} is not a C identifier")
 
 
@@ -247,9 +247,28 @@ def param_layout(args, layout):
     return out, pos
 
 
+def is_c_identifier(name):
+    """Whether ``name`` is a C identifier, [A-Za-z_][A-Za-z0-9_]* (str methods, not a regular
+    expression: compiling one costs the first ``x * 2`` of a process tens of microseconds)."""
+    return name.isascii() and name.isidentifier()
+
+
+def _word_tag(text):
+    """``text`` with each run of characters other than letters, digits and _ made one _ (what
+    re.sub(r"\\W+", "_", text) gives, without compiling a regular expression on a cold path)."""
+    out = []
+    in_run = False
+    for c in text:
+        word = c.isalnum() or c == "_"
+        if word or not in_run:
+            out.append(c if word else "_")
+        in_run = not word
+    return "".join(out)
+
+
 def _vec_struct(dtype, vec):
     ct = _dtypes.ctype(dtype)
-    tag = re.sub(r"\W+", "_", ct)
+    tag = _word_tag(ct)
     name = f"cuplug_v{vec}_{tag}"
     guard = name.upper()
     nbytes = np.dtype(dtype).itemsize * vec
@@ -344,7 +363,7 @@ def generate(
     partially overlapping inputs first). ``unroll`` > 1 unrolls the main loop that many times
     (more loads in flight per thread)."""
     args = [a if isinstance(a, Arg) else Arg(*a) for a in args]
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+    if not is_c_identifier(name):
         raise ValueError(f"kernel name {name!r} is not a C identifier")
     if layout is None:
         layout = Layout("".join("c" if a.vector else "s" for a in args))

@@ -16,7 +16,6 @@ docs/architecture.md).
 from __future__ import annotations
 
 import builtins
-import re
 
 import numpy as np
 
@@ -35,7 +34,7 @@ def _engine_args(arguments):
 
 
 def _check_name(name):
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+    if not isinstance(name, str) or not _cg.is_c_identifier(name):
         raise ValueError(f"kernel name {name!r} is not a C identifier")
 
 
