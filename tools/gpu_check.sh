@@ -15,6 +15,8 @@
 # machine (the later ones find the build done), give every step room. A pass is all four parts
 # passing. On a machine with two GPUs or more, `sanitize` runs all of memcheck in one command
 # (one chain of groups per GPU at once), so a pass there is `tests`, `sanitize` and `bench`.
+# With CUPLUG_GPU_CHECK_REUSE=1 a part uses the build and wheels an earlier part left, so two
+# parts can run at once in one command (`sanitize` beside `cu12` on two GPUs).
 # `multigpu` builds and runs only the multi-GPU tests, examples and bench_multigpu.py (a machine
 # with two GPUs or more; docs/multigpu.md). `cu12` runs the GPU tests through CUDA 12's NVRTC and
 # cuRAND (NVIDIA's wheels carried in .cu12a/ and .cu12b/, tools/cu12_wheels.sh).
@@ -162,10 +164,17 @@ outcome() {
     sed -E 's/^=+ //; s/ =+$//; s/ in [0-9.]+s.*$//; s/,//g'
 }
 python=$(python3 -c 'import sys; print(sys.executable)')
+# CUPLUG_GPU_CHECK_REUSE=1: use build-gpu/ and the wheels installed beside it as an earlier part
+# left them (no build, no pip): lets two parts run at once in one command, say `sanitize` and
+# `cu12` on a machine of two GPUs, without both writing the same folders.
+reuse=
+[ -n "${CUPLUG_GPU_CHECK_REUSE:-}" ] && [ -f "$build/build.ninja" ] && reuse=1
 export PYTHONPATH="$build/python" CUPLUG_BUILD_DIR="$build" PYTHONUNBUFFERED=1
 # Wheels brought in the ignored folder .whl/ (PyOpenGL for PyCUDA's GL example, say: the GPU
 # machine has no package index), installed beside the build's Python package.
-if ls "$root"/.whl/*.whl >/dev/null 2>&1; then
+if [ -n "$reuse" ] && [ -d "$build/site" ]; then
+  PYTHONPATH="$PYTHONPATH:$build/site"
+elif ls "$root"/.whl/*.whl >/dev/null 2>&1; then
   "$python" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$build/site" \
     "$root"/.whl/*.whl >"$out/wheels.log" 2>&1 && PYTHONPATH="$PYTHONPATH:$build/site"
 fi
@@ -173,8 +182,9 @@ fi
 # docs/multigpu.md): installed under one prefix, mpiexec put on PATH and libmpi on the library
 # path (mpi4py dlopens it), the Python package found wherever this Python's scheme put it.
 if ls "$root"/.mpi/*.whl >/dev/null 2>&1; then
-  if "$python" -m pip install -q --no-index --no-deps --no-compile --upgrade --prefix "$build/mpi" \
-    "$root"/.mpi/*.whl >"$out/mpi_wheels.log" 2>&1; then
+  if { [ -n "$reuse" ] && [ -d "$build/mpi" ]; } ||
+    "$python" -m pip install -q --no-index --no-deps --no-compile --upgrade --prefix "$build/mpi" \
+      "$root"/.mpi/*.whl >"$out/mpi_wheels.log" 2>&1; then
     mpi_pkg=$(find "$build/mpi" -type d -name mpi4py -path '*-packages/*' | head -1)
     mpi_lib=$(find "$build/mpi" -name 'libmpi.so*' | head -1)
     PYTHONPATH="$PYTHONPATH:${mpi_pkg%/mpi4py}"
@@ -186,8 +196,9 @@ fi
 # wheels in the ignored folder .dask/, docs/multigpu.md): installed under one prefix and put on
 # the Python path.
 if ls "$root"/.dask/*.whl >/dev/null 2>&1; then
-  if "$python" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$build/dask" \
-    "$root"/.dask/*.whl >"$out/dask_wheels.log" 2>&1; then
+  if { [ -n "$reuse" ] && [ -d "$build/dask" ]; } ||
+    "$python" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$build/dask" \
+      "$root"/.dask/*.whl >"$out/dask_wheels.log" 2>&1; then
     PYTHONPATH="$PYTHONPATH:$build/dask"
   else
     echo "installing .dask/ failed ($out/dask_wheels.log)"
@@ -207,27 +218,31 @@ export PATH="/usr/local/cuda/bin:$PATH"
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 
 # --- build ------------------------------------------------------------------------------------
-if ! echo '#include <boost/dll.hpp>' | g++ -std=c++17 -DBOOST_DLL_USE_STD_FS -x c++ -fsyntax-only - \
-  >"$out/build.log" 2>&1; then
-  fail "build FAILED: Boost headers (boost/dll.hpp) not found; install Boost >= 1.74 headers"
-  finish
+if [ -n "$reuse" ]; then
+  note "build reused (CUPLUG_GPU_CHECK_REUSE)"
+else
+  if ! echo '#include <boost/dll.hpp>' | g++ -std=c++17 -DBOOST_DLL_USE_STD_FS -x c++ -fsyntax-only - \
+    >"$out/build.log" 2>&1; then
+    fail "build FAILED: Boost headers (boost/dll.hpp) not found; install Boost >= 1.74 headers"
+    finish
+  fi
+  limit=$(budget 300 200)
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+    timeout "$limit" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DPython_EXECUTABLE="$python" &&
+      timeout "$limit" cmake --build "$build" -j "$jobs"
+  } >>"$out/build.log" 2>&1
+  rc=$?
+  if [ $rc -eq 124 ]; then
+    fail "build TIMEOUT after ${limit}s (build.log)"
+    finish
+  elif [ $rc -ne 0 ]; then
+    fail "build FAILED (build.log: $(grep -m1 -E 'error:|FAILED:|CMake Error' "$out/build.log" | cut -c1-160))"
+    finish
+  fi
+  note "build ok"
 fi
-limit=$(budget 300 200)
-{
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  timeout "$limit" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DPython_EXECUTABLE="$python" &&
-    timeout "$limit" cmake --build "$build" -j "$jobs"
-} >>"$out/build.log" 2>&1
-rc=$?
-if [ $rc -eq 124 ]; then
-  fail "build TIMEOUT after ${limit}s (build.log)"
-  finish
-elif [ $rc -ne 0 ]; then
-  fail "build FAILED (build.log: $(grep -m1 -E 'error:|FAILED:|CMake Error' "$out/build.log" | cut -c1-160))"
-  finish
-fi
-note "build ok"
 
 # --- compat: external suites, unmodified, on real PyCUDA and on cuplug side by side -----------
 if [ "$part" = compat ] || [ "$part" = libs ]; then
