@@ -4,7 +4,7 @@ The array core: ArrayBase, elementwise engine
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'reduce_launch', 'release_pools', 'result_type']
+__all__: list[str] = ['ArrayBase', 'ElementwiseCore', 'allocator_id', 'allocator_name', 'apply', 'clear_dispatch_cache', 'clear_kernels', 'dispatch_cache_size', 'double_to_half', 'fast_divmod_constants', 'get_blocks_per_sm', 'pool_count', 'reduce_fast', 'reduce_fast_plans', 'reduce_fast_register', 'reduce_launch', 'release_pools', 'result_type']
 class ArrayBase:
     """
     The C layout under GPUArray: shape, strides, dtype, device memory.
@@ -265,7 +265,7 @@ def clear_dispatch_cache() -> None:
     ...
 def clear_kernels() -> None:
     """
-    Every elementwise operation forgets its compiled kernels (and the contexts their modules keep alive).
+    Every elementwise operation and the reductions' fast path forget their compiled kernels (and the contexts their modules keep alive).
     """
 def dispatch_cache_size() -> int:
     ...
@@ -282,6 +282,18 @@ def get_blocks_per_sm() -> int:
 def pool_count() -> int:
     """
     Contexts with a default array pool (they go with their contexts).
+    """
+def reduce_fast(kind: typing.Any, a: typing.Any, stream: typing.Any) -> typing.Any:
+    """
+    `kind` over all of `a` through the plan reduce_fast_register gave for it (the call with no arguments but the array), or None when there is none.
+    """
+def reduce_fast_plans() -> int:
+    """
+    How many plans reduce_fast holds (they go with their contexts).
+    """
+def reduce_fast_register(kind: typing.Any, a: typing.Any, fn: typing.Any, grid: typing.SupportsInt | typing.SupportsIndex, block: typing.SupportsInt | typing.SupportsIndex, src_off: typing.SupportsInt | typing.SupportsIndex, dst_off: typing.SupportsInt | typing.SupportsIndex, tail: bytes, shape: typing.Any, dtype: typing.Any, strides: typing.Any) -> None:
+    """
+    Keeps the one-launch plan of `kind` over all of arrays like `a` (same context, type, shape, strides and address mod 16) for reduce_fast.
     """
 def reduce_launch(fn: typing.Any, grid: typing.SupportsInt | typing.SupportsIndex, block: typing.SupportsInt | typing.SupportsIndex, stream: typing.Any, a: typing.Any, out: typing.Any, shape: typing.Any, dtype: typing.Any, strides: typing.Any, allocator: typing.Any, src_off: typing.SupportsInt | typing.SupportsIndex, dst_off: typing.SupportsInt | typing.SupportsIndex, tail: bytes) -> typing.Any:
     """

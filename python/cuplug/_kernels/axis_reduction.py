@@ -47,6 +47,8 @@ _MULTIPROCESSOR_COUNT = _core.device_attribute.MULTIPROCESSOR_COUNT
 _PTRS = struct.Struct("=QQ")
 _BLOCK = (_ar.BLOCK, 1, 1)
 _reduce_launch = _core._array.reduce_launch
+_reduce_fast = _core._array.reduce_fast
+_reduce_fast_register = _core._array.reduce_fast_register
 _U8 = np.dtype(np.uint8)
 _FORMAT = f"{_ar.PARAMS.size}s"
 
@@ -183,6 +185,13 @@ def reduce(kind, a, axis=None, dtype=None, out=None, keepdims=False, stream=None
            allocator=None, ddof=0):  # fmt: skip
     """Reduction ``kind`` (see cuplug._codegen.axis_reduction.KINDS) of GPUArray ``a`` with
     NumPy's arguments; returns ``out`` or a new GPUArray (0-d when every axis is reduced)."""
+    # x.sum(), x.max(), ...: a plan the C++ layer keeps, looked up and launched there.
+    fast = (axis is None and dtype is None and out is None and allocator is None
+            and not keepdims and not ddof)  # fmt: skip
+    if fast:
+        result = _reduce_fast(kind, a, stream)
+        if result is not None:
+            return result
     ctx = _current_context()
     _core._array._check_same_device(kind, a, out)
     try:
@@ -205,6 +214,9 @@ def reduce(kind, a, axis=None, dtype=None, out=None, keepdims=False, stream=None
         return plan.run(a, out, stream, allocator)
     # The common case in C++: one launch, no temporaries.
     fn, grid, src_off, dst_off, tail = single
+    if fast and key is not None:
+        _reduce_fast_register(kind, a, fn, grid, _BLOCK[0], src_off, dst_off, tail, plan.shape,
+                              plan.dtype, plan.strides)  # fmt: skip
     return _reduce_launch(fn, grid, _BLOCK[0], stream, a, out, plan.shape, plan.dtype,
                           plan.strides, allocator, src_off, dst_off, tail)  # fmt: skip
 

@@ -24,5 +24,7 @@ void init_array_ops(py::module_ &m);
 
 // reduce_launch(...): the one-launch case of cuplug's axis reductions (reduce_launch.cpp).
 void init_reduce_launch(py::module_ &m);
+// Forgets the plans of reduce_fast (cuplug.tools.clear_context_caches()); with the GIL.
+void clear_reduce_fast_plans() noexcept;
 
 } // namespace cuplug::python::array

@@ -170,9 +170,14 @@ void init_array(py::module_ &m) {
   a.def(
       "release_pools", [] { return release_array_pools(); },
       "Gives back the memory the per-context array pools hold and forgets the pools.");
-  a.def("clear_kernels", &elementwise_core::clear_all,
-        "Every elementwise operation forgets its compiled kernels (and the contexts their "
-        "modules keep alive).");
+  a.def(
+      "clear_kernels",
+      [] {
+        elementwise_core::clear_all();
+        clear_reduce_fast_plans();
+      },
+      "Every elementwise operation and the reductions' fast path forget their compiled kernels "
+      "(and the contexts their modules keep alive).");
   a.def("pool_count", &array_pool_count,
         "Contexts with a default array pool (they go with their contexts).");
   // What was made in a context goes with it, before it is destroyed (context.hpp).
