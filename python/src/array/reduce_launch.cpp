@@ -175,7 +175,9 @@ py::object reduce_fast(py::handle kind, py::handle a_obj, py::handle stream) {
   auto it = plans.find(key);
   if (it == plans.end())
     return py::none();
-  const fast_plan &p = it->second;
+  // A copy (references taken): the launch may let the GIL go, and another thread may then
+  // clear the map.
+  const fast_plan p = it->second;
   return reduce_launch(p.fn, p.grid, p.block, stream, a_obj, py::none(), p.shape, p.dtype,
                        p.strides, py::none(), p.src_off, p.dst_off, p.tail);
 }
