@@ -591,8 +591,11 @@ def add(name, describe):
 
 def launch(r):
     r = r["results"]
+    extra = (f", raw with a packed buffer {r['raw C++ extra']['ratio_vs_raw']:.2f}x"
+             if "raw C++ extra" in r else "")
     return (f"launch prepared {r['prepared_call']['ratio_vs_raw']:.2f}x raw, "
-            f"__call__ {r['__call__']['ratio_vs_raw']:.2f}x (raw {r['raw C++']['best_us']:.2f}us)")
+            f"__call__ {r['__call__']['ratio_vs_raw']:.2f}x (raw {r['raw C++']['best_us']:.2f}us"
+            f"{extra})")
 
 
 def copy(r):

@@ -113,6 +113,11 @@ def main():
             ptx_path,
         )[0]
         results = {"raw C++": (float(raw["us_per_launch"]) * 1e-6, float(raw["median_us"]) * 1e-6)}
+        if "extra_us_per_launch" in raw:  # the packed-buffer form cuplug's launcher passes
+            results["raw C++ extra"] = (
+                float(raw["extra_us_per_launch"]) * 1e-6,
+                float(raw["extra_median_us"]) * 1e-6,
+            )
         results.update(bench_cuplug(driver, ctx, ptx_path, args.iters, args.repeats))
         for peer, measure in (
             ("CuPy RawKernel", lambda: bench_cupy(ptx_path, args.iters, args.repeats)),

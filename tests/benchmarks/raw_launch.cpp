@@ -61,17 +61,42 @@ int main(int argc, char **argv) {
     check(cuCtxSynchronize(), "cuCtxSynchronize");
   };
 
+  // The same launches with the parameters as one packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER),
+  // the form cuplug's driver launcher and PyCUDA pass: whether the driver takes it as fast as an
+  // array of pointers is part of what separates cuplug's launch from the raw one.
+  struct {
+    CUdeviceptr data;
+    int n;
+  } packed{data, n};
+  std::size_t packed_size = sizeof(packed);
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &packed_size, CU_LAUNCH_PARAM_END};
+  auto launch_batch_extra = [&](int count) {
+    for (int i = 0; i < count; ++i)
+      check(cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, extra),
+            "cuLaunchKernel (extra)");
+    check(cuCtxSynchronize(), "cuCtxSynchronize");
+  };
+  auto time_batches = [&](auto &&batch) {
+    std::vector<double> per_launch_us;
+    for (int r = 0; r < repeats; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      batch(iters);
+      const auto t1 = std::chrono::steady_clock::now();
+      per_launch_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
+    }
+    std::sort(per_launch_us.begin(), per_launch_us.end());
+    return per_launch_us;
+  };
+
   launch_batch(2000); // warm-up: module JIT, first-launch setup
-  std::vector<double> per_launch_us;
-  for (int r = 0; r < repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    launch_batch(iters);
-    const auto t1 = std::chrono::steady_clock::now();
-    per_launch_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
-  }
-  std::sort(per_launch_us.begin(), per_launch_us.end());
-  std::printf("raw_launch: us_per_launch=%.3f median_us=%.3f iters=%d repeats=%d device=%s\n",
-              per_launch_us.front(), per_launch_us[per_launch_us.size() / 2], iters, repeats, name);
+  launch_batch_extra(2000);
+  const std::vector<double> per_launch_us = time_batches(launch_batch);
+  const std::vector<double> extra_us = time_batches(launch_batch_extra);
+  std::printf("raw_launch: us_per_launch=%.3f median_us=%.3f extra_us_per_launch=%.3f "
+              "extra_median_us=%.3f iters=%d repeats=%d device=%s\n",
+              per_launch_us.front(), per_launch_us[per_launch_us.size() / 2], extra_us.front(),
+              extra_us[extra_us.size() / 2], iters, repeats, name);
 
   cuMemFree(data);
   cuModuleUnload(k.module);
