@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <tuple>
 
 namespace cuplug::plugins {
 namespace {
@@ -98,7 +99,7 @@ std::string patch(const void *symbol) {
   // glibc relocates these addresses in place; other loaders leave them relative to the base.
   auto address = [&](ElfW(Addr) a) { return a < f.base ? a + f.base : a; };
   ElfW(Addr) jmprel = 0, rela = 0, symtab = 0, strtab = 0;
-  std::size_t jmprel_size = 0, rela_size = 0;
+  std::size_t jmprel_size = 0, rela_size = 0, relative_count = 0;
   ElfW(Sxword) pltrel = DT_RELA;
   for (const ElfW(Dyn) *d = dynamic; d->d_tag != DT_NULL; ++d) {
     switch (d->d_tag) {
@@ -117,6 +118,9 @@ std::string patch(const void *symbol) {
     case DT_RELASZ:
       rela_size = d->d_un.d_val;
       break;
+    case DT_RELACOUNT: // the R_*_RELATIVE entries, first in DT_RELA: no symbol, nothing to patch
+      relative_count = d->d_un.d_val;
+      break;
     case DT_SYMTAB:
       symtab = address(d->d_un.d_ptr);
       break;
@@ -132,9 +136,12 @@ std::string patch(const void *symbol) {
   const auto *symbols = reinterpret_cast<const ElfW(Sym) *>(symtab);
   const auto *names = reinterpret_cast<const char *>(strtab);
   int patched = 0;
-  for (auto [table, size] : {std::pair{jmprel, jmprel_size}, std::pair{rela, rela_size}}) {
+  // libnvrtc has hundreds of thousands of relative relocations: reading them cost a process's
+  // first compile (or first compile-cache hit) about 0.2 ms; DT_RELACOUNT says how many to skip.
+  for (auto [table, size, first] : {std::tuple{jmprel, jmprel_size, std::size_t{0}},
+                                    std::tuple{rela, rela_size, relative_count}}) {
     const auto *r = reinterpret_cast<const ElfW(Rela) *>(table);
-    for (std::size_t i = 0; table != 0 && i < size / sizeof(ElfW(Rela)); ++i) {
+    for (std::size_t i = first; table != 0 && i < size / sizeof(ElfW(Rela)); ++i) {
       const std::size_t index = relocation_symbol(r[i].r_info);
       if (index == 0 || r[i].r_addend != 0)
         continue;
