@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuplug import _dtypes
+from cuplug._codegen.names import is_c_identifier, word_tag
 
 __all__ = [
     "Arg",
@@ -247,28 +248,9 @@ def param_layout(args, layout):
     return out, pos
 
 
-def is_c_identifier(name):
-    """Whether ``name`` is a C identifier, [A-Za-z_][A-Za-z0-9_]* (str methods, not a regular
-    expression: compiling one costs the first ``x * 2`` of a process tens of microseconds)."""
-    return name.isascii() and name.isidentifier()
-
-
-def _word_tag(text):
-    """``text`` with each run of characters other than letters, digits and _ made one _ (what
-    re.sub(r"\\W+", "_", text) gives, without compiling a regular expression on a cold path)."""
-    out = []
-    in_run = False
-    for c in text:
-        word = c.isalnum() or c == "_"
-        if word or not in_run:
-            out.append(c if word else "_")
-        in_run = not word
-    return "".join(out)
-
-
 def _vec_struct(dtype, vec):
     ct = _dtypes.ctype(dtype)
-    tag = _word_tag(ct)
+    tag = word_tag(ct)
     name = f"cuplug_v{vec}_{tag}"
     guard = name.upper()
     nbytes = np.dtype(dtype).itemsize * vec

@@ -21,6 +21,7 @@ import numpy as np
 
 from cuplug import _core
 from cuplug._codegen import elementwise as _cg
+from cuplug._codegen.names import is_c_identifier
 from cuplug._compile.source_module import SourceModule
 from cuplug._driver import context_cache
 from cuplug._kernels import engine
@@ -34,7 +35,7 @@ def _engine_args(arguments):
 
 
 def _check_name(name):
-    if not isinstance(name, str) or not _cg.is_c_identifier(name):
+    if not is_c_identifier(name):
         raise ValueError(f"kernel name {name!r} is not a C identifier")
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from cuplug import _core
 from cuplug._codegen import scan as _sg
+from cuplug._codegen.names import is_c_identifier
 from cuplug._kernels.cargs import VectorArg, parse_arguments
 from cuplug._kernels.results import empty as _empty
 from cuplug._kernels.scan import TUNE_OVERRIDES, _grid, _is_array, _Module, _options, _scratch
@@ -73,7 +74,7 @@ class GenericScanKernel:
     ):
         if neutral is None:
             raise ValueError("must provide a 'neutral' element in scan")
-        if not isinstance(name_prefix, str) or not name_prefix.isidentifier():
+        if not is_c_identifier(name_prefix):
             raise ValueError(f"GenericScanKernel: name_prefix {name_prefix!r} is not a C name")
         self.dtype = np.dtype(dtype)
         self.index_dtype = np.dtype(np.int64 if index_dtype is None else index_dtype)

@@ -18,6 +18,7 @@ import numpy as np
 
 from cuplug import _core, _dtypes
 from cuplug._codegen import reduction as _rg
+from cuplug._codegen.names import is_c_identifier
 from cuplug._compile.source_module import SourceModule
 from cuplug._driver import context_cache
 from cuplug._kernels.cargs import ScalarArg, VectorArg, parse_arguments
@@ -94,7 +95,7 @@ class ReductionKernel:
             )
         if map_expr is None:
             map_expr = f"{self.arguments[self._vectors[0]].name}[i]"
-        if not name.isidentifier():
+        if not is_c_identifier(name):
             raise ValueError(f"ReductionKernel: name {name!r} is not a C identifier")
         self.name = name
         self.neutral = str(neutral)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cuplug._codegen.names import is_c_identifier
 from cuplug._compile.source_module import SourceModule
 from cuplug._kernels.cargs import VectorArg, get_arg_type
 from cuplug._kernels.reduction import ReductionKernel, _cached, _ct, _tag
@@ -216,7 +217,7 @@ def get_reduction_module(
             f"get_reduction_module: block_size must be a power of two from 2 to 512, got "
             f"{block_size}"
         )
-    if not isinstance(name, str) or not name.isidentifier():
+    if not is_c_identifier(name):
         raise ValueError(f"get_reduction_module: kernel name {name!r} is not a C identifier")
     src = _MODULE_TEMPLATE % {
         "out_type": out_type,

@@ -15,6 +15,7 @@ import numpy as np
 
 from cuplug import _core, _dtypes
 from cuplug._codegen import scan as _sg
+from cuplug._codegen.names import is_c_identifier
 from cuplug._compile.source_module import SourceModule
 from cuplug._driver import context_cache
 from cuplug._kernels import tuning as _tuning
@@ -206,7 +207,7 @@ class _ScanKernelBase:
     ):
         if self._exclusive and neutral is None:
             raise ValueError("neutral element is required for exclusive scan")
-        if not isinstance(name_prefix, str) or not name_prefix.isidentifier():
+        if not is_c_identifier(name_prefix):
             raise ValueError(f"{type(self).__name__}: name_prefix {name_prefix!r} is not a C name")
         self.dtype = np.dtype(dtype)
         try:

@@ -233,3 +233,25 @@ def test_precompiled_headers_made_with_other_options_compile_quietly():
                 cache_dir=False,
                 options=PCH_OPTIONS + extra,
             )
+
+
+def test_c_names_are_checked_and_tagged_as_regular_expressions_would():
+    import re
+
+    from cuplug._codegen.names import is_c_identifier, word_tag
+
+    for name, ok in [("k", True), ("_k1", True), ("K_2x", True), ("1k", False), ("a b", False),
+                     ("é", False), ("", False), ("a-b", False), (None, False), (b"k", False)]:  # fmt: skip
+        assert is_c_identifier(name) == ok, name
+        if isinstance(name, str):
+            assert ok == bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)), name
+    for text in [
+        "unsigned int",
+        "cuda::std::complex<float>",
+        "a_ b",
+        " x ",
+        "",
+        "long long",
+        "é b",
+    ]:
+        assert word_tag(text) == re.sub(r"\W+", "_", text), text

@@ -1,6 +1,6 @@
-"""The Python package's structure: no import cycles between its modules, the C-argument parser in
-its own module (re-exported by cuplug.tools) and cuplug.driver's namespace spelled out in
-__all__ (issue 7). No device needed."""
+"""The Python package's structure: no import cycles between its modules, no module over 500 lines,
+the C-argument parser in its own module (re-exported by cuplug.tools) and cuplug.driver's
+namespace spelled out in __all__. No device needed."""
 
 from __future__ import annotations
 
@@ -115,6 +115,19 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if v not in index:
             visit(v)
     return found
+
+
+#: Rooms of one concern each: a module that grows past this is two (docs/architecture.md).
+MAX_MODULE_LINES = 500
+
+
+def test_no_module_is_longer_than_a_room():
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path in _modules().values()
+        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by concern): {long}"
 
 
 def test_no_import_cycles_at_import_time():
