@@ -318,7 +318,9 @@ if [ "$part" = cu12 ]; then
     finish
   fi
   cu12_args=(-p no:cacheprovider -p no:benchmark -rfE --tb=short)
-  "$python" -c 'import xdist' 2>/dev/null && cu12_args+=(-n "$(( jobs / 2 > 8 ? 8 : jobs / 2 ))" --dist worksteal)
+  # Half the cores, at most 16 workers: on two GPUs this part runs beside `sanitize`, whose two
+  # memcheck processes need few of the 32 cores.
+  "$python" -c 'import xdist' 2>/dev/null && cu12_args+=(-n "$(( jobs / 2 > 16 ? 16 : jobs / 2 ))" --dist worksteal)
   "$python" -c 'import pytest_timeout' 2>/dev/null && cu12_args+=(--timeout 120)
   WATCH_LOG=$out/pytest-cu12.log WATCH_DONE='^=+ .*[0-9]+ (passed|failed).* in [0-9.]+s' \
     run_watched "$(budget 420 0)" "$out/pytest-cu12-stacks.log" "$python" -m pytest tests/python \
