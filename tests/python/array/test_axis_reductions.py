@@ -345,6 +345,8 @@ def test_the_cpp_plans_go_with_their_context_and_refuse_what_python_refuses(env)
         drv.Context.pop()
         ctx.detach()
     assert _core._array.reduce_fast_plans() == before  # dropped as the context was destroyed
+    if drv.Device.count() < 2:
+        return  # the other-device half needs two devices (the fake driver has two by default)
     other = drv.Device(1).make_context()
     try:
         z = gpuarray.zeros((700,), np.float32)
