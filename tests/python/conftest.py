@@ -42,7 +42,7 @@ import pytest
 # support/ holds helpers that assert (support/examples.py, support/doc_blocks.py, ...): rewritten
 # like test modules so that a failing assert there shows its values too.
 pytest.register_assert_rewrite("support")
-from support import fakecuda  # noqa: E402
+from support import fakecuda, sanitizer  # noqa: E402
 
 REAL, FAKE, NONE = "real", "fake", "none"
 
@@ -102,48 +102,11 @@ if DRIVER_MODE == REAL:
     )
 
 
-def _under_compute_sanitizer() -> bool:
-    """compute-sanitizer started this process: the variables it exports to its target."""
-    injection = os.path.basename(os.environ.get("CUDA_INJECTION64_PATH", ""))
-    return "NV_SANITIZER_INJECTION_PORT_BASE" in os.environ or injection.startswith("libsanitizer")
-
-
-UNDER_SANITIZER = DRIVER_MODE == REAL and _under_compute_sanitizer()
-
-# Under compute-sanitizer (tools/gpu_check.sh runs memcheck with `--target-processes
-# application-only`) a test that starts a child process is skipped when it starts it: the tool
-# checks only this process, so what the child does goes unchecked anyway, and children were where
-# every memcheck run went wrong. With the tool's variables inherited, the groups holding tests
-# that start a hundred children stalled at them and two such tests failed only under the tool;
-# with the variables taken out of the children's environment, this process died of a
-# segmentation fault while it waited for a child, three times in four groups (H200, 2026-11-28).
-# Python starts children through _posixsubprocess.fork_exec (subprocess, multiprocessing's
-# spawn and forkserver; subprocess keeps its own name for it), os.fork and os.posix_spawn; C++
-# starting nvcc is not affected.
-_CHILD_SKIP = (
-    "starts a child process: under compute-sanitizer (application-only) children are not "
-    "checked, and waiting for them crashed the watched process (tests/python/conftest.py)"
-)
-
-
-def _refuse_children_under_the_sanitizer() -> None:
-    if not UNDER_SANITIZER:
-        return
-    import _posixsubprocess
-    import subprocess
-
-    def refuse(*args, **kwargs):
-        pytest.skip(_CHILD_SKIP)
-
-    _posixsubprocess.fork_exec = refuse
-    subprocess._fork_exec = refuse  # bound at subprocess's import
-    for name in ("fork", "posix_spawn", "posix_spawnp"):
-        if hasattr(os, name):
-            setattr(os, name, refuse)
-
-
-_refuse_children_under_the_sanitizer()
-if not UNDER_SANITIZER:
+# Under compute-sanitizer a test that starts a child process skips (support/sanitizer.py).
+UNDER_SANITIZER = DRIVER_MODE == REAL and sanitizer.under_compute_sanitizer()
+if UNDER_SANITIZER:
+    sanitizer.refuse_children()
+else:
     # A child interpreter that dies of a signal prints its Python stack (a bare "-11" from a
     # child that imported cuplug said nothing of where, H200, 2026-11-28).
     os.environ.setdefault("PYTHONFAULTHANDLER", "1")

@@ -81,14 +81,6 @@ def pch_options() -> list[str]:
     return list(PCH_OPTIONS) if version is not None and version >= _PCH_SINCE else []
 
 
-def builtin_options(source: str) -> list[str]:
-    """The options a built-in kernel of ``source`` compiles with under the selected compiler:
-    -minimal and, where it includes <cuda/std/complex>, the precompiled header, each where NVRTC
-    takes it (the codegen tests compile generated sources the same way)."""
-    opts = _compile_options([], None, True)
-    return opts + pch_options() if "cuda/std/complex" in source else opts
-
-
 def _compile_options(args, options, minimal):
     opts = list(options or ())
     version = _nvrtc_version()

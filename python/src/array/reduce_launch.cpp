@@ -133,8 +133,8 @@ fast_map &fast_plans() {
   return *plans;
 }
 
-// As many as Python's plan cache keeps per context (PLAN_CACHE_SIZE): a program that reduces
-// ever new shapes starts again rather than growing without end.
+// A bound over all contexts (Python's plan cache has its own, PLAN_CACHE_SIZE per context): a
+// program that reduces ever new shapes starts again rather than growing without end.
 constexpr std::size_t max_fast_plans = 512;
 
 // The key of `kind` over `a`, when `a` may take the fast path: a computable, initialised array

@@ -56,8 +56,9 @@ def _kernel(name, descriptors):
 
 
 def _compile(sources):
+    from support.compile_sources import builtin_options
+
     from cuplug import compiler
-    from cuplug._kernels.engine import builtin_options
 
     source = "\n".join(sources)
     with warnings.catch_warnings():

@@ -238,7 +238,8 @@ def all_kernels():
 
 
 def compile_ptx(sources):
-    from cuplug._kernels.engine import builtin_options
+    from support.compile_sources import builtin_options
+
     from cuplug.compiler import compile
 
     source = "\n".join(sources)

@@ -156,6 +156,8 @@ def test_cuplugs_own_kernels_compile_with_the_cuda12_nvrtc(fake_driver, cu12_sit
 def test_builtin_kernel_options_follow_what_the_nvrtc_in_use_takes(
     monkeypatch, version, minimal, pch
 ):
+    from support.compile_sources import builtin_options
+
     from cuplug._kernels import engine
 
     monkeypatch.setattr(engine, "_nvrtc_version", lambda: version)  # None: nvcc, or no NVRTC
@@ -164,7 +166,7 @@ def test_builtin_kernel_options_follow_what_the_nvrtc_in_use_takes(
     assert opts[0] == "-DX=1"
     assert ("-minimal" in opts) == minimal
     assert ("-pch" in opts) == pch == ("-pch" in engine.pch_options())
-    assert ("-pch" in engine.builtin_options("#include <cuda/std/complex>")) == pch
+    assert ("-pch" in builtin_options("#include <cuda/std/complex>")) == pch
 
 
 def test_a_cuda13_driver_keeps_cuda13s_nvrtc_with_the_cuda12_wheels_installed(
