@@ -433,21 +433,25 @@ sanitize_group() {
   found=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | awk '{s += $3} END {print s + 0}')
   ran=$(grep -cE ' PASSED( |$)' "$log")
   crash=$(grep -m1 -oE 'Fatal Python error: [A-Za-z ]+' "$log")
+  # sanitizer-G.result: "errors passed", the group's problem (an empty line when none), then
+  # its failed tests, a line each.
   {
-    echo "$found $ran $rc"
+    echo "$found $ran"
+    if [ "$found" -gt 0 ] || [ $rc -eq 86 ]; then
+      echo "group $g: $found memcheck errors"
+    elif [ -n "$crash" ]; then
+      # A crash of the tested process (not a memcheck finding) can leave the tool waiting for
+      # the time limit: name it instead of reporting a time-out.
+      echo "group $g CRASHED: $crash after $ran passed"
+    elif [ $rc -eq 124 ]; then
+      echo "group $g TIMEOUT after ${limit}s ($ran passed)"
+    elif [ $rc -ne 0 ]; then
+      echo "group $g: pytest exit $rc under memcheck"
+    else
+      echo
+    fi
     grep -oE '^[^ ]+::[^ ]+ (FAILED|ERROR)' "$log" | sed 's/ .*//; s/.*:://'
   } >"$out/sanitizer-$g.result"
-  if [ "$found" -gt 0 ] || [ $rc -eq 86 ]; then
-    echo "group $g: $found memcheck errors"
-  elif [ -n "$crash" ]; then
-    # A crash of the tested process (not a memcheck finding) can leave the tool waiting for
-    # the time limit: name it instead of reporting a time-out.
-    echo "group $g CRASHED: $crash after $ran passed"
-  elif [ $rc -eq 124 ]; then
-    echo "group $g TIMEOUT after ${limit}s ($ran passed)"
-  elif [ $rc -ne 0 ]; then
-    echo "group $g: pytest exit $rc under memcheck"
-  fi >>"$out/sanitizer-$g.result.problem"
 }
 # sanitize_chain GPU G...: the groups one after the other, each given its share of what is left.
 sanitize_chain() {
@@ -471,7 +475,7 @@ else
     sanitize2) mine=(3 4) ;;
     *) mine=(1 2 3 4) ;;
   esac
-  rm -f "$out"/sanitizer-*.result "$out"/sanitizer-*.result.problem
+  rm -f "$out"/sanitizer-*.result
   chains=1
   if [ "${gpus:-0}" -gt 1 ] && [ -z "${CUDA_VISIBLE_DEVICES:-}" ]; then
     chains=$gpus
@@ -489,15 +493,14 @@ else
   fi
   for g in "${mine[@]}"; do
     if [ -f "$out/sanitizer-$g.result" ]; then
-      read -r found ran _ <"$out/sanitizer-$g.result"
+      { read -r found ran; read -r problem; mapfile -t bad; } <"$out/sanitizer-$g.result"
       errors=$((errors + found))
       passed=$((passed + ran))
-      mapfile -t bad < <(tail -n +2 "$out/sanitizer-$g.result")
+      [ -n "$problem" ] && problems+=("$problem")
       failures+=("${bad[@]}")
     else
       problems+=("group $g did not run")
     fi
-    [ -s "$out/sanitizer-$g.result.problem" ] && problems+=("$(cat "$out/sanitizer-$g.result.problem")")
   done
   where=""
   [ "$chains" -gt 1 ] && where=" on $chains GPUs at once"
@@ -509,7 +512,7 @@ else
     [ ${#problems[@]} -eq 0 ] && problems=("tests failed under memcheck")
     fail "sanitizer FAILED: $(IFS=';'; echo "${problems[*]}" | sed 's/;/; /g') ($passed passed, $errors errors$failed_tests; sanitizer-N.log)"
   fi
-  rm -f "$out"/sanitizer-*.result "$out"/sanitizer-*.result.problem
+  rm -f "$out"/sanitizer-*.result
 fi
 fi # sanitize
 
