@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -73,15 +72,56 @@ std::string load_companions(const fs::path &dir, const std::string &soname) {
 // The build's CUDA major version (13): the toolkit looked for first when no driver says.
 constexpr int build_major = CUDA_VERSION / 1000;
 
-// The major version in a soname "libcudart.so.12" (0 for others).
-int soname_major(const std::string &name, const std::string &stem) {
-  const std::string prefix = stem + ".so.";
-  if (name.rfind(prefix, 0) != 0)
+// The number `text` holds after `prefix` when that is all it holds ("cu13" -> 13), else 0. No
+// std::regex here or below: this runs while the first plugin loads, and the two regexes that
+// stood here killed the process there on the GPU machine (SIGSEGV in toolkit_roots whenever a
+// wheel folder without a libcudart/libnvrtc reached the folder-name match: nvidia/curand,
+// nvidia/cuda_cccl, nvidia/cu13 of a test). The same regex in a small program there did not
+// crash; without them the crash is gone (H200, 2026-11-28).
+int digits_after(const std::string &text, const std::string &prefix) {
+  if (text.rfind(prefix, 0) != 0)
     return 0;
-  const std::string rest = name.substr(prefix.size());
+  const std::string rest = text.substr(prefix.size());
   if (rest.empty() || rest.size() > 3 || !std::all_of(rest.begin(), rest.end(), ::isdigit))
     return 0;
   return std::stoi(rest);
+}
+
+// The major version in a soname "libcudart.so.12" (0 for others).
+int soname_major(const std::string &name, const std::string &stem) {
+  return digits_after(name, stem + ".so.");
+}
+
+// The CUDA major version a toolkit's version.json names: the digits that open the "version" of
+// its "cuda" object, {"cuda": {"name": "CUDA SDK", "version": "13.0.2"}, ...}; 0 when it has none.
+int version_json_major(const std::string &json) {
+  const std::size_t key = json.find("\"cuda\"");
+  if (key == std::string::npos)
+    return 0;
+  std::size_t at = json.find_first_not_of(" \t\r\n", key + 6);
+  if (at == std::string::npos || json[at] != ':')
+    return 0;
+  at = json.find_first_not_of(" \t\r\n", at + 1);
+  if (at == std::string::npos || json[at] != '{')
+    return 0;
+  const std::size_t end = json.find('}', at);
+  const std::size_t version = json.find("\"version\"", at);
+  if (version == std::string::npos || (end != std::string::npos && version > end))
+    return 0;
+  at = json.find_first_not_of(" \t\r\n", version + 9);
+  if (at == std::string::npos || json[at] != ':')
+    return 0;
+  at = json.find_first_not_of(" \t\r\n", at + 1);
+  if (at == std::string::npos || json[at] != '"')
+    return 0;
+  const std::size_t digits = at + 1;
+  std::size_t stop = digits;
+  while (stop < json.size() && stop - digits < 3 &&
+         std::isdigit(static_cast<unsigned char>(json[stop])))
+    ++stop;
+  if (stop == digits || stop >= json.size() || json[stop] != '.')
+    return 0;
+  return std::stoi(json.substr(digits, stop - digits));
 }
 
 } // namespace
@@ -92,11 +132,8 @@ int toolkit_cuda_major(const std::string &root) {
   if (std::ifstream f(dir / "version.json"); f) {
     std::stringstream text;
     text << f.rdbuf();
-    static const std::regex cuda_version(R"re("cuda"\s*:\s*\{[^}]*"version"\s*:\s*"([0-9]+)\.)re");
-    std::smatch m;
-    const std::string json = text.str();
-    if (std::regex_search(json, m, cuda_version))
-      return std::stoi(m[1].str());
+    if (int major = version_json_major(text.str()); major > 0)
+      return major;
   }
   for (const auto &lib_dir : toolkit_library_dirs(root)) {
     std::error_code ec;
@@ -113,10 +150,8 @@ int toolkit_cuda_major(const std::string &root) {
   const std::string leaf = normal.filename().string();
   const std::string parent = normal.parent_path().filename().string();
   if (parent == "nvidia") {
-    static const std::regex cu_major("cu([0-9]+)");
-    std::smatch m;
-    if (std::regex_match(leaf, m, cu_major))
-      return std::stoi(m[1].str());
+    if (int major = digits_after(leaf, "cu"); major > 0) // nvidia/cu13
+      return major;
     return 12; // nvidia/cuda_nvrtc, nvidia/curand, ...: the CUDA 12 wheels' layout
   }
   return 0;

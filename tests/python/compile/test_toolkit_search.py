@@ -179,3 +179,40 @@ def test_info_shows_the_toolkit_folders_and_libraries():
     assert isinstance(report["roots"], list) and isinstance(report["libraries"], list)
     assert all(origin for _, origin in report["roots"])
     assert pathlib.Path("/nonexistent").as_posix() not in [r for r, _ in report["roots"]]
+
+
+SPACED = '{\n  "cuda" :\n  {\n    "name" : "CUDA SDK",\n    "version" : "12.9.1"\n  }}'
+
+
+@pytest.mark.parametrize(
+    ("layout", "major"),
+    [
+        ({"version.json": '{"cuda": {"name": "CUDA SDK", "version": "13.0.2"}}'}, 13),
+        ({"version.json": SPACED}, 12),
+        # "version" outside the "cuda" object, or no number before a dot: not a CUDA version.
+        ({"version.json": '{"cuda": {"name": "CUDA SDK"}, "nvcc": {"version": "13.0.1"}}'}, 0),
+        ({"version.json": '{"cuda": {"version": "thirteen"}}'}, 0),
+        ({"version.json": '{"cuda": {"version": "13'}, 0),
+        ({"version.json": "not json at all " * 1000}, 0),
+        ({"lib64/libcudart.so.12": ""}, 12),
+        ({"lib/libnvrtc.so.13": ""}, 13),
+        ({"lib/libnvrtc.so.13.0": "", "lib/libnvrtc.so.x": ""}, 0),
+        ({"nvidia/cu13/include/cuda.h": ""}, 13),
+        ({"nvidia/curand/lib/libcurand.so.10": ""}, 12),
+        ({"nvidia/cuda_cccl/include/cuda/std/version": ""}, 12),
+        ({"nvidia/cuX/include/cuda.h": ""}, 12),
+        ({"other/cu13/include/cuda.h": ""}, 0),
+    ],
+)
+def test_the_cuda_major_version_a_folder_holds(tmp_path, layout, major):
+    # What decides which folders a CUDA 12 driver may use (cuplug/toolkit.hpp): version.json,
+    # then the libraries' sonames, then NVIDIA's wheel folder names.
+    for name, text in layout.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    first = next(iter(layout)).split("/")
+    root = (
+        tmp_path / "/".join(first[:2]) if first[0] == "nvidia" or first[0] == "other" else tmp_path
+    )
+    assert _core.backends.toolkit_cuda_major(str(root)) == major
+    assert _core.backends.toolkit_cuda_major(str(root) + "/") == major
