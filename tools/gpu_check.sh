@@ -277,7 +277,7 @@ fi
 # --- memcheck over chosen tests, verbose: which test a finding or a crash belongs to -----------
 if [ "$part" = memcheck ]; then
   run_watched "$(budget 560 0)" "$out/memcheck-stacks.log" compute-sanitizer --tool memcheck \
-    --report-api-errors no --error-exitcode 86 --print-limit 20 \
+    --report-api-errors no --show-backtrace device --error-exitcode 86 --print-limit 20 \
     --target-processes application-only "$python" -m pytest -v -rfE --tb=long -p no:cacheprovider \
     -p no:benchmark "${memcheck_args[@]}" >"$out/memcheck.log" 2>&1
   rc=$?
@@ -422,9 +422,13 @@ sanitize_group() {
   log=$out/sanitizer-$g.log
   [ -n "$gpu" ] && export CUDA_VISIBLE_DEVICES=$gpu
   # API errors are not reported: the tests provoke them on purpose (out of memory, unknown
-  # symbols, the end of cuFuncGetParamInfo's parameter list); memory access errors are.
+  # symbols, the end of cuFuncGetParamInfo's parameter list); memory access errors are. Device
+  # backtraces only: the tool's host backtraces hold the Python frames they pass through, and
+  # their locals with them, so a test that frees an array and checks it is gone failed under it
+  # alone (H200, 2026-11-28: an array kept by zeros()'s frame, a Sobol table by its generator's).
+  # -v names the test each finding belongs to.
   run_watched "$limit" "$out/sanitizer-$g-stacks.log" compute-sanitizer --tool memcheck \
-    --report-api-errors no --error-exitcode 86 --print-limit 20 \
+    --report-api-errors no --show-backtrace device --error-exitcode 86 --print-limit 20 \
     --target-processes application-only "$python" -m pytest "${chunk[@]}" -v -rfE --tb=short \
     -p no:cacheprovider -p no:benchmark -m "(gpu or real_gpu) and not sweep and not alone" \
     -k "not examples and not never_hang" --durations=10 >"$log" 2>&1
@@ -520,7 +524,8 @@ if [ "$part" = all ] || [ "$part" = tests ]; then
 # --- racecheck and synccheck: cuplug, CuPy and PyTorch exchanging arrays on their streams -------
 for tool in racecheck synccheck; do
   limit=$(budget 120 "$after_sanitizer")
-  run_watched "$limit" "$out/$tool-stacks.log" compute-sanitizer --tool "$tool" \
+  CUPLUG_SANITIZER_TOOL=$tool run_watched "$limit" "$out/$tool-stacks.log" \
+    compute-sanitizer --tool "$tool" \
     --error-exitcode 86 --print-limit 20 --target-processes application-only \
     "$python" -m pytest tests/python/array/test_interop_streams_gpu.py -q -p no:cacheprovider \
     -p no:benchmark >"$out/$tool.log" 2>&1
@@ -530,6 +535,9 @@ for tool in racecheck synccheck; do
     fail "$tool FAILED (hazards: $tool.log)"
   elif [ $rc -ne 0 ]; then
     fail "$tool FAILED (exit $rc; $tool.log)"
+  elif ! [[ $ran =~ [0-9]+\ passed ]]; then
+    # All skipped is no check: the children refusal meant for memcheck once skipped all six.
+    fail "$tool FAILED: no test ran under it (${ran:-no result}; $tool.log)"
   else
     note "$tool ok (${ran:-no result})"
   fi

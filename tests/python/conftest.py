@@ -102,9 +102,10 @@ if DRIVER_MODE == REAL:
     )
 
 
-# Under compute-sanitizer a test that starts a child process skips (support/sanitizer.py).
+# Under compute-sanitizer's memcheck a test that starts a child process skips
+# (support/sanitizer.py).
 UNDER_SANITIZER = DRIVER_MODE == REAL and sanitizer.under_compute_sanitizer()
-if UNDER_SANITIZER:
+if UNDER_SANITIZER and sanitizer.children_refused():
     sanitizer.refuse_children()
 else:
     # A child interpreter that dies of a signal prints its Python stack (a bare "-11" from a

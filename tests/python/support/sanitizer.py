@@ -29,6 +29,14 @@ def under_compute_sanitizer() -> bool:
     return "NV_SANITIZER_INJECTION_PORT_BASE" in os.environ or injection.startswith("libsanitizer")
 
 
+def children_refused() -> bool:
+    """Whether this process's tool is memcheck, where children went wrong. racecheck and
+    synccheck (tools/gpu_check.sh says which through CUPLUG_SANITIZER_TOOL; compute-sanitizer's
+    default tool is memcheck) ran the tests that start children without trouble, and those tests
+    are what they check: CuPy and PyTorch start children as they are imported."""
+    return os.environ.get("CUPLUG_SANITIZER_TOOL", "memcheck") == "memcheck"
+
+
 def refuse_children() -> None:
     """From now on, starting a child process skips the test that does it."""
     import _posixsubprocess
