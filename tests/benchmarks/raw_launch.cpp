@@ -64,12 +64,14 @@ int main(int argc, char **argv) {
   // The same launches with the parameters as one packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER),
   // the form cuplug's driver launcher and PyCUDA pass: whether the driver takes it as fast as an
   // array of pointers is part of what separates cuplug's launch from the raw one.
-  struct {
-    CUdeviceptr data;
-    int n;
-  } packed{data, n};
+  // The buffer is the parameters' bytes and no more: 12, not sizeof of a struct of the two (16,
+  // with its tail padding), which the driver refuses as CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (H200,
+  // 2026-11-28). PyCUDA's struct.pack and cuplug's packer make the same 12.
+  alignas(8) unsigned char packed[sizeof(CUdeviceptr) + sizeof(int)];
+  std::memcpy(packed, &data, sizeof(CUdeviceptr));
+  std::memcpy(packed + sizeof(CUdeviceptr), &n, sizeof(int));
   std::size_t packed_size = sizeof(packed);
-  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
                    &packed_size, CU_LAUNCH_PARAM_END};
   auto launch_batch_extra = [&](int count) {
     for (int i = 0; i < count; ++i)
