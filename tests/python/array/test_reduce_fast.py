@@ -76,3 +76,35 @@ def test_the_cpp_plans_go_with_their_context_and_refuse_what_python_refuses(env)
     finally:
         drv.Context.pop()
         other.detach()
+
+
+def test_a_thread_exit_that_destroys_a_context_does_not_wait_for_the_gil(fake):
+    # The context-destroy listeners run in the exiting thread, without the GIL. One that took it
+    # there (the C++ plans' listener did) was ended inside the acquire when the interpreter had
+    # begun to finalize, and the forced unwind met its catch (...): "FATAL: exception not
+    # rethrown", abort at exit (H200, 2026-11-28). Here the main thread keeps the GIL while the
+    # worker exits: its context is destroyed all the same.
+    import ctypes
+    import sys
+    import threading
+
+    import cuplug.driver as drv
+
+    handles = []
+
+    def work():
+        ctx = drv.Device(0).make_context()  # left pushed: the thread's exit destroys it
+        handles.append(int(ctx.handle))
+        del ctx
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(10.0)
+    try:
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        ctypes.PyDLL(None).usleep(300_000)  # a C call that keeps the GIL: the thread exits
+        destroyed = not fake.context_alive(handles[0])
+    finally:
+        sys.setswitchinterval(switch)
+    assert destroyed, "the exiting thread waited for the GIL to destroy its context"
