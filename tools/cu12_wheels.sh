@@ -5,7 +5,8 @@
 # (56 MB). One carry of the device tool holds 64 MiB, so they
 # travel in two commands on the same machine: the first carries .cu12a, the second .cu12b and runs
 # the part (the wheels of the first stay there). CUDA 12.0 is the oldest CUDA 12 cuplug supports;
-# CI tests the newest (.ci/run, NVRTC 12.9).
+# CI tests the newest (.ci/run, NVRTC 12.9). .cu12c/ (24 MB) holds NVRTC 12.6 for a second run
+# (CUPLUG_CU12_NVRTC=12.6): whether a fault under 12.0 is that compiler's or cuplug's.
 # Usage: bash tools/cu12_wheels.sh [PYTHON]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,4 +20,5 @@ get() {
 get .cu12a "nvidia-cuda-nvrtc-cu12==12.0.*" "nvidia-cuda-runtime-cu12==12.0.*" \
   "nvidia-cuda-cccl-cu12==12.9.*"
 get .cu12b "nvidia-curand-cu12==10.3.1.*"
-du -sh .cu12a .cu12b
+get .cu12c "nvidia-cuda-nvrtc-cu12==12.6.*"
+du -sh .cu12a .cu12b .cu12c

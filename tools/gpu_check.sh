@@ -301,7 +301,13 @@ fi
 if [ "$part" = cu12 ]; then
   site=$build/cu12-site
   rm -rf "$site" && mkdir -p "$site"
+  # One NVRTC: CUPLUG_CU12_NVRTC picks it by version when several are carried (12.0 in .cu12a,
+  # 12.6 in .cu12c: tools/cu12_wheels.sh), 12.0 by default.
   for w in "$root"/.cu12*/*.whl; do
+    case ${w##*/} in
+      nvidia_cuda_nvrtc_cu12-"${CUPLUG_CU12_NVRTC:-12.0}".*) ;;
+      nvidia_cuda_nvrtc_cu12-*) continue ;;
+    esac
     [ -f "$w" ] && "$python" -m zipfile -e "$w" "$site"
   done
   if [ ! -f "$site/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ] ||
