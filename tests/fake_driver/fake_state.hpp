@@ -385,7 +385,10 @@ struct entry {
 };
 using entry_table = std::vector<entry>;
 void add_error_entries(entry_table &t);
-void add_device_context_entries(entry_table &t);
+void add_device_entries(entry_table &t);
+// A new context of `device` (contexts.cpp): cuInit makes each device's primary one with it.
+CUcontext new_context(int device, unsigned flags, bool primary);
+void add_context_entries(entry_table &t);
 void add_memory_entries(entry_table &t);
 void add_memory_pool_entries(entry_table &t);
 void add_copy_entries(entry_table &t);

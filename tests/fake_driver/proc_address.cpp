@@ -10,7 +10,8 @@ const entry_table &entries() {
   static const entry_table *table = [] {
     auto *t = new entry_table;
     add_error_entries(*t);
-    add_device_context_entries(*t);
+    add_device_entries(*t);
+    add_context_entries(*t);
     add_memory_entries(*t);
     add_memory_pool_entries(*t);
     add_copy_entries(*t);
