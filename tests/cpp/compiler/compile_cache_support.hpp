@@ -69,7 +69,7 @@ private:
 };
 
 inline std::shared_ptr<counting_compiler> make_compiler(const std::string &name = "counting",
-                                                 const std::string &version = "1.0") {
+                                                        const std::string &version = "1.0") {
   auto c = std::make_shared<counting_compiler>(version);
   c->set_backend_name(name);
   return c;
@@ -108,7 +108,7 @@ inline cache_policy in(const test_support::temp_dir &dir, const std::string &sub
 // Writes a file that looks written long ago: the cache does not record a file written just before
 // a compile (file times lag the clock), and tests want their compiles recorded.
 inline fs::path write_old(const test_support::temp_dir &dir, const std::string &name,
-                   const std::string &text) {
+                          const std::string &text) {
   fs::path p = dir.write(name, text);
   fs::last_write_time(p, fs::file_time_type::clock::now() - std::chrono::seconds(30));
   return p;
