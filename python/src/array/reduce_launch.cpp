@@ -10,11 +10,9 @@
 #include "launch/launch_args.hpp"
 #include "support/convert.hpp"
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -135,15 +133,6 @@ fast_map &fast_plans() {
   return *plans;
 }
 
-// Contexts destroyed on a thread without the GIL (a thread's exit dropping the last reference to
-// a context it had pushed): their plans are dropped by the next user of the map, which holds the
-// GIL. Taking the GIL there instead was a crash: when the interpreter had begun to finalize,
-// Python ended the exiting thread inside the acquire, and the forced unwind met this listener's
-// catch (...): "FATAL: exception not rethrown", abort (H200, 2026-11-28).
-std::mutex pending_mutex;
-std::vector<CUcontext> pending_drops; // guarded by pending_mutex
-std::atomic<bool> pending_any{false};
-
 // Removes the plans of `handle` from the map; their objects die after they left it (a Function
 // holding the last reference to its context destroys it, and the context-destroy listener then
 // walks this same map). The GIL is held.
@@ -158,21 +147,6 @@ void erase_plans_of(CUcontext handle) {
       ++it;
     }
   }
-}
-
-// The map, after the drops queued by threads without the GIL. The GIL is held.
-fast_map &live_fast_plans() {
-  if (pending_any.load(std::memory_order_acquire)) {
-    std::vector<CUcontext> handles;
-    {
-      std::lock_guard<std::mutex> lock(pending_mutex);
-      handles.swap(pending_drops);
-      pending_any.store(false, std::memory_order_release);
-    }
-    for (CUcontext handle : handles)
-      erase_plans_of(handle);
-  }
-  return fast_plans();
 }
 
 // A bound over all contexts (Python's plan cache has its own, PLAN_CACHE_SIZE per context): a
@@ -213,7 +187,7 @@ py::object reduce_fast(py::handle kind, py::handle a_obj, py::handle stream) {
   fast_key key;
   if (!fast_key_of(kind, a_obj, key))
     return py::none();
-  fast_map &plans = live_fast_plans();
+  fast_map &plans = fast_plans();
   auto it = plans.find(key);
   if (it == plans.end())
     return py::none();
@@ -230,7 +204,7 @@ void reduce_fast_register(py::handle kind, py::handle a_obj, py::object fn, unsi
   fast_key key;
   if (!fast_key_of(kind, a_obj, key))
     return;
-  fast_map &plans = live_fast_plans();
+  fast_map &plans = fast_plans();
   if (plans.size() >= max_fast_plans) {
     fast_map taken = std::move(plans); // emptied first: see drop_fast_plans
     plans.clear();
@@ -246,18 +220,11 @@ void reduce_fast_register(py::handle kind, py::handle a_obj, py::object fn, unsi
                                     std::move(strides)};
 }
 
-// A context's plans go just before it is destroyed: now when this thread holds the GIL,
-// else by the map's next user (see pending_drops). Listeners may run without the GIL
-// (context.hpp); the map and its objects are the GIL's.
+// A context's plans go just before it is destroyed (a context-destroy listener: the GIL is held,
+// context.hpp).
 void drop_fast_plans(CUcontext handle, unsigned long long) noexcept {
   try {
-    if (PyGILState_Check() != 0) {
-      erase_plans_of(handle);
-      return;
-    }
-    std::lock_guard<std::mutex> lock(pending_mutex);
-    pending_drops.push_back(handle);
-    pending_any.store(true, std::memory_order_release);
+    erase_plans_of(handle);
   } catch (...) { // noexcept: a context's destruction goes on without the plans dropped
   }
 }

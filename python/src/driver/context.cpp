@@ -209,8 +209,14 @@ void context::notify_destroyed() noexcept {
     return;
   // The Python caches first: their objects (modules, generators) may use the pools below.
   call_python_hook(handle_, serial_);
-  for (context_listener l : listeners())
-    l(handle_, serial_);
+  // The listeners' tables are the GIL's. Without it (a thread's exit dropping the last reference
+  // to a context it left pushed) none of this context's entries can be in them, since every entry
+  // holds its context (a kernel through its module, a pool directly): they are skipped, and the
+  // GIL is not taken, which with the interpreter finalizing ended the thread inside the acquire
+  // ("FATAL: exception not rethrown", abort at exit; H200, 2026-11-28).
+  if (PyGILState_Check() != 0)
+    for (context_listener l : listeners())
+      l(handle_, serial_);
   // Then the plugins (the rng backends' modules and cuRAND generators).
   notify_context_destroy(handle_);
 }

@@ -75,8 +75,10 @@ private:
 // Called just before a context wrapper gives up its context (detach(), or its last user gone),
 // while the context is still valid and current on this thread: per-context caches drop what was
 // made in it (kernels, pools, rng generators), so each is released in a live context instead of
-// being destroyed afterwards on dead handles. Listeners must not throw and must not look the
-// context up again. Registered once, at import; never removed.
+// being destroyed afterwards on dead handles. Listeners run with the GIL held; a context destroyed
+// on a thread without it (a thread's exit) skips them, since every entry of their tables holds its
+// context. Listeners must not throw and must not look the context up again. Registered once, at
+// import; never removed.
 using context_listener = void (*)(CUcontext handle, unsigned long long serial);
 void add_context_destroy_listener(context_listener listener);
 // The Python side's listener is the context_destroyed hook (hooks.hpp:
