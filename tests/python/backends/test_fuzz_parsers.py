@@ -1,7 +1,7 @@
-"""Property tests (Hypothesis) for the readers of untrusted bytes: the config file parser and the
-plugin ELF manifest reader, fed random, truncated and mutated inputs. Each must give its
-documented error (ConfigError, PluginError) or a result, never crash, hang or raise anything
-else. The cache-entry decoder's are with the cache's tests."""
+"""Property tests (Hypothesis) for the readers of untrusted bytes: the config file parser, the
+plugin ELF manifest reader and the toolkit's version.json reader, fed random, truncated and
+mutated inputs. Each must give its documented error (ConfigError, PluginError) or a result,
+never crash, hang or raise anything else. The cache-entry decoder's are with the cache's tests."""
 
 import os
 import shutil
@@ -192,3 +192,30 @@ def test_elf_reader_on_random_bytes_after_a_valid_identification(scratch, data):
 @given(fraction=st.floats(min_value=0.0, max_value=1.0, exclude_max=True))
 def test_elf_reader_on_truncated_plugins(scratch, plugin_bytes, fraction):
     load(scratch, plugin_bytes[: int(len(plugin_bytes) * fraction)])
+
+
+# The toolkit search reads a version.json in every toolkit folder it looks at (cuplug/toolkit.hpp),
+# as the first plugin loads: whatever a folder holds, it answers a CUDA major version or 0.
+VERSION_PIECES = st.sampled_from(
+    ['"cuda"', '"version"', ":", "{", "}", '"', "13", "12.", ".", " ", "\n", '"name"', ","]
+)
+
+
+@SETTINGS
+@given(
+    st.one_of(
+        st.binary(max_size=400),
+        st.lists(VERSION_PIECES, max_size=40).map(lambda p: "".join(p).encode()),
+    )
+)
+def test_version_json_of_any_content_gives_a_version_or_zero(data):
+    from cuplug import _core
+
+    with tempfile.TemporaryDirectory() as root:
+        with open(os.path.join(root, "version.json"), "wb") as f:
+            f.write(data)
+        major = _core.backends.toolkit_cuda_major(root)
+    assert isinstance(major, int) and 0 <= major <= 999
+    text = data.decode("latin-1")
+    if major:  # a number only where "cuda" ... "version" ... "<digits>." stand in that order
+        assert '"cuda"' in text and '"version"' in text and f"{major}." in text
