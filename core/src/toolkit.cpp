@@ -95,33 +95,25 @@ int soname_major(const std::string &name, const std::string &stem) {
 // The CUDA major version a toolkit's version.json names: the digits that open the "version" of
 // its "cuda" object, {"cuda": {"name": "CUDA SDK", "version": "13.0.2"}, ...}; 0 when it has none.
 int version_json_major(const std::string &json) {
+  // Where `want` stands after `from`, past white space; npos when something else does.
+  auto next = [&json](std::size_t from, char want) {
+    const std::size_t at = json.find_first_not_of(" \t\r\n", from);
+    return at != std::string::npos && json[at] == want ? at : std::string::npos;
+  };
   const std::size_t key = json.find("\"cuda\"");
-  if (key == std::string::npos)
+  const std::size_t colon = key == std::string::npos ? key : next(key + 6, ':');
+  const std::size_t open = colon == std::string::npos ? colon : next(colon + 1, '{');
+  if (open == std::string::npos)
     return 0;
-  std::size_t at = json.find_first_not_of(" \t\r\n", key + 6);
-  if (at == std::string::npos || json[at] != ':')
+  const std::size_t version = json.find("\"version\"", open);
+  if (version == std::string::npos || version > json.find('}', open))
     return 0;
-  at = json.find_first_not_of(" \t\r\n", at + 1);
-  if (at == std::string::npos || json[at] != '{')
+  const std::size_t colon2 = next(version + 9, ':');
+  const std::size_t quote = colon2 == std::string::npos ? colon2 : next(colon2 + 1, '"');
+  const std::size_t dot = quote == std::string::npos ? quote : json.find('.', quote);
+  if (dot == std::string::npos)
     return 0;
-  const std::size_t end = json.find('}', at);
-  const std::size_t version = json.find("\"version\"", at);
-  if (version == std::string::npos || (end != std::string::npos && version > end))
-    return 0;
-  at = json.find_first_not_of(" \t\r\n", version + 9);
-  if (at == std::string::npos || json[at] != ':')
-    return 0;
-  at = json.find_first_not_of(" \t\r\n", at + 1);
-  if (at == std::string::npos || json[at] != '"')
-    return 0;
-  const std::size_t digits = at + 1;
-  std::size_t stop = digits;
-  while (stop < json.size() && stop - digits < 3 &&
-         std::isdigit(static_cast<unsigned char>(json[stop])))
-    ++stop;
-  if (stop == digits || stop >= json.size() || json[stop] != '.')
-    return 0;
-  return std::stoi(json.substr(digits, stop - digits));
+  return digits_after(json.substr(quote + 1, dot - quote - 1), "");
 }
 
 } // namespace

@@ -133,22 +133,6 @@ fast_map &fast_plans() {
   return *plans;
 }
 
-// Removes the plans of `handle` from the map; their objects die after they left it (a Function
-// holding the last reference to its context destroys it, and the context-destroy listener then
-// walks this same map). The GIL is held.
-void erase_plans_of(CUcontext handle) {
-  fast_map &plans = fast_plans();
-  std::vector<fast_plan> taken;
-  for (auto it = plans.begin(); it != plans.end();) {
-    if (it->first.ctx == handle) {
-      taken.push_back(std::move(it->second));
-      it = plans.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
 // A bound over all contexts (Python's plan cache has its own, PLAN_CACHE_SIZE per context): a
 // program that reduces ever new shapes starts again rather than growing without end.
 constexpr std::size_t max_fast_plans = 512;
@@ -221,10 +205,20 @@ void reduce_fast_register(py::handle kind, py::handle a_obj, py::object fn, unsi
 }
 
 // A context's plans go just before it is destroyed (a context-destroy listener: the GIL is held,
-// context.hpp).
+// context.hpp). The entries leave the map before their objects go: a Function holding the last
+// reference to its context destroys it, and this listener then walks the same map.
 void drop_fast_plans(CUcontext handle, unsigned long long) noexcept {
   try {
-    erase_plans_of(handle);
+    fast_map &plans = fast_plans();
+    std::vector<fast_plan> taken;
+    for (auto it = plans.begin(); it != plans.end();) {
+      if (it->first.ctx == handle) {
+        taken.push_back(std::move(it->second));
+        it = plans.erase(it);
+      } else {
+        ++it;
+      }
+    }
   } catch (...) { // noexcept: a context's destruction goes on without the plans dropped
   }
 }
