@@ -277,7 +277,7 @@ fi
 # --- memcheck over chosen tests, verbose: which test a finding or a crash belongs to -----------
 if [ "$part" = memcheck ]; then
   run_watched "$(budget 560 0)" "$out/memcheck-stacks.log" compute-sanitizer --tool memcheck \
-    --report-api-errors no --show-backtrace device --error-exitcode 86 --print-limit 20 \
+    --report-api-errors no --error-exitcode 86 --print-limit 20 \
     --target-processes application-only "$python" -m pytest -v -rfE --tb=long -p no:cacheprovider \
     -p no:benchmark "${memcheck_args[@]}" >"$out/memcheck.log" 2>&1
   rc=$?
@@ -301,11 +301,11 @@ fi
 if [ "$part" = cu12 ]; then
   site=$build/cu12-site
   rm -rf "$site" && mkdir -p "$site"
-  # One NVRTC: CUPLUG_CU12_NVRTC picks it by version when several are carried (12.0 in .cu12a,
-  # 12.6 in .cu12c: tools/cu12_wheels.sh), 12.0 by default.
+  # One NVRTC: CUPLUG_CU12_NVRTC picks it by version when several are carried (12.6 in .cu12a,
+  # 12.0 in .cu12c: tools/cu12_wheels.sh), 12.6 (the extra's oldest) by default.
   for w in "$root"/.cu12*/*.whl; do
     case ${w##*/} in
-      nvidia_cuda_nvrtc_cu12-"${CUPLUG_CU12_NVRTC:-12.0}".*) ;;
+      nvidia_cuda_nvrtc_cu12-"${CUPLUG_CU12_NVRTC:-12.6}".*) ;;
       nvidia_cuda_nvrtc_cu12-*) continue ;;
     esac
     [ -f "$w" ] && "$python" -m zipfile -e "$w" "$site"
@@ -428,13 +428,13 @@ sanitize_group() {
   log=$out/sanitizer-$g.log
   [ -n "$gpu" ] && export CUDA_VISIBLE_DEVICES=$gpu
   # API errors are not reported: the tests provoke them on purpose (out of memory, unknown
-  # symbols, the end of cuFuncGetParamInfo's parameter list); memory access errors are. Device
-  # backtraces only: the tool's host backtraces hold the Python frames they pass through, and
-  # their locals with them, so a test that frees an array and checks it is gone failed under it
-  # alone (H200, 2026-11-28: an array kept by zeros()'s frame, a Sobol table by its generator's).
-  # -v names the test each finding belongs to.
+  # symbols, the end of cuFuncGetParamInfo's parameter list); memory access errors are. The
+  # default backtraces (host and device): with device ones only, two groups crashed inside
+  # cuCtxDestroy (H200, 2026-11-28), which the defaults never did in a whole run. Their host
+  # backtraces keep Python frames alive, so the tests that delete and check skip under the tool
+  # (tests/python/support/sanitizer.py). -v names the test each finding belongs to.
   run_watched "$limit" "$out/sanitizer-$g-stacks.log" compute-sanitizer --tool memcheck \
-    --report-api-errors no --show-backtrace device --error-exitcode 86 --print-limit 20 \
+    --report-api-errors no --error-exitcode 86 --print-limit 20 \
     --target-processes application-only "$python" -m pytest "${chunk[@]}" -v -rfE --tb=short \
     -p no:cacheprovider -p no:benchmark -m "(gpu or real_gpu) and not sweep and not alone" \
     -k "not examples and not never_hang" --durations=10 >"$log" 2>&1

@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 import pytest
+from support import sanitizer
 
 import cuplug.driver as drv
 from cuplug import curandom
@@ -24,6 +25,7 @@ def _sobol_tables(ctx):
 
 
 def test_sobol_default_tables_are_one_copy_per_context_and_go_with_it():
+    sanitizer.skip_if_frames_held()
     if curandom.get_curand_version() is None:
         pytest.skip("the curand rng backend is not loaded here")
     drv.init()

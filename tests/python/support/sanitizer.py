@@ -37,6 +37,23 @@ def children_refused() -> bool:
     return os.environ.get("CUPLUG_SANITIZER_TOOL", "memcheck") == "memcheck"
 
 
+FRAMES_HELD_SKIP = (
+    "checks that what it deleted is gone: under compute-sanitizer's memcheck, whose host "
+    "backtraces keep the Python frames they walk alive with their locals (an array held by "
+    "zeros()'s frame, a Sobol table by its generator's __init__: H200, 2026-11-28), it cannot "
+    "tell; the tests part of tools/gpu_check.sh runs it without the tool"
+)
+
+
+def skip_if_frames_held() -> None:
+    """Skips a test that deletes an object and checks it is gone, under memcheck. With host
+    backtraces off (--show-backtrace device) the test passed under the tool, but two memcheck
+    groups then crashed inside cuCtxDestroy (H200, 2026-11-28), which the default settings never
+    did in a whole run, so tools/gpu_check.sh keeps the defaults and these tests skip there."""
+    if under_compute_sanitizer() and children_refused():
+        pytest.skip(FRAMES_HELD_SKIP)
+
+
 def refuse_children() -> None:
     """From now on, starting a child process skips the test that does it."""
     import _posixsubprocess
