@@ -244,8 +244,10 @@ public:
     return mod;
   }
 
+  // A context that is already gone took its link states with it: destroying one again is
+  // undefined behaviour in the driver (the fake driver reports it), so only a live one is.
   void close() noexcept {
-    if (state_ != nullptr && driver_available())
+    if (state_ != nullptr && driver_available() && get_context()->valid())
       cleanup_call(driver().cuLinkDestroy(state_), "cuLinkDestroy");
     state_ = nullptr;
   }
@@ -258,6 +260,10 @@ private:
   CUlinkState live_state() const {
     if (state_ == nullptr)
       throw cuda_error("Linker", CUDA_ERROR_INVALID_HANDLE, "the linker was closed");
+    if (!get_context()->valid())
+      throw cuda_error("Linker", CUDA_ERROR_INVALID_CONTEXT,
+                       "the linker's context was detached, which destroyed the link session; "
+                       "make a new linker in a live context");
     return state_;
   }
   void call_handler(bool success) {

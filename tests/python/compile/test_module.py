@@ -250,3 +250,20 @@ def test_linker_errors_reach_handler(ctx, tmp_path):
     linker.close()
     with pytest.raises(drv.LogicError, match="closed"):
         linker.link_module()
+
+
+def test_a_linker_of_a_detached_context_never_reaches_the_driver(ctx, fake):
+    # The context took its link session with it: found when a DynamicModule that was never
+    # linked outlived its test's context and cuLinkDestroy reached the dead state at collection.
+    other = drv.Device(0).make_context()
+    linker = drv.Linker()
+    linker.add_data(PTX.encode(), drv.jit_input_type.PTX, "kernels.ptx")
+    drv.Context.pop()
+    other.detach()
+    with pytest.raises(drv.LogicError, match="Linker failed: .*the linker's context was detached"):
+        linker.link_module()
+    with pytest.raises(drv.LogicError, match="the linker's context was detached"):
+        linker.add_data(PTX.encode(), drv.jit_input_type.PTX, "kernels.ptx")
+    linker.close()  # nothing to destroy: nothing reaches the driver
+    del linker
+    # The autouse fixture fails the test if any destroyed handle reached the fake driver.
