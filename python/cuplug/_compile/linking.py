@@ -82,9 +82,15 @@ class LinkedModule(NamedModule):
             path = os.path.join(d, f"lib{libname}.a")
             if os.path.isfile(path):
                 return self.add_file(path, _core.jit_input_type.LIBRARY)
-        raise _core.RuntimeError(
-            f"lib{libname}.a not found in: {', '.join(dirs)}; pass cuda_libdir= or set CUDA_PATH"
-        )
+        hint = "pass cuda_libdir= or set CUDA_PATH"
+        if libname == "cudadevrt":
+            # NVIDIA's CUDA 12 runtime wheel carries it from 12.9 on (12.0 and 12.6 do not); the
+            # CUDA 13 one does.
+            hint += (
+                ' to a toolkit that has it, or pip install "nvidia-cuda-runtime-cu12>=12.9" '
+                "(CUDA 12) / nvidia-cuda-runtime (CUDA 13)"
+            )
+        raise _core.RuntimeError(f"lib{libname}.a not found in: {', '.join(dirs)}; {hint}")
 
     def link(self):
         self.module = self.linker.link_module()

@@ -238,6 +238,24 @@ def test_pycudas_dynamic_parallelism_recipe_compiles_and_links(backend, ctx):
     assert mod.get_function("parent") is not None
 
 
+def test_a_missing_cudadevrt_says_where_it_comes_from(ctx, monkeypatch, tmp_path):
+    # NVIDIA's CUDA 12 runtime wheels before 12.9 carry no libcudadevrt.a (GPU run with the 12.0
+    # wheels, 2026-11-28): the message names the folders searched and how to get one.
+    import cuplug.driver as drv
+    from cuplug._compile import linking
+    from cuplug.compiler import DynamicModule
+
+    monkeypatch.setattr(linking, "_loaded_library_dirs", lambda: [])
+    monkeypatch.setattr(linking._toolkit, "library_dirs", lambda: [str(tmp_path)])
+    mod = DynamicModule()
+    with pytest.raises(drv.RuntimeError, match=r"libcudadevrt\.a not found in: .*") as e:
+        mod.add_stdlib("cudadevrt")
+    assert str(tmp_path) in str(e.value)
+    assert "nvidia-cuda-runtime-cu12>=12.9" in str(e.value)
+    with pytest.raises(drv.RuntimeError, match=r"libcuplug_none\.a not found in: .*CUDA_PATH$"):
+        mod.add_stdlib("cuplug_none")
+
+
 # }}}
 
 
