@@ -95,6 +95,30 @@ curandOrdering_t ordering_named(const std::string &name, const generator_type &g
       "; it takes: " + (g.quasi ? "default" : "default, best, seeded, legacy, dynamic"));
 }
 
+tail_split tail_split_named(const std::string &name) {
+  if (name == "auto")
+    return tail_split::automatic;
+  if (name == "always")
+    return tail_split::always;
+  if (name == "never")
+    return tail_split::never;
+  throw config_error("rng 'curand': option split_tails must be \"auto\", \"always\" or "
+                     "\"never\", got \"" +
+                     name + "\"");
+}
+
+bool works_around_tails(tail_split mode, int version, const generator_type &g,
+                        curandOrdering_t ordering) {
+  if (mode == tail_split::never || g.type != CURAND_RNG_PSEUDO_PHILOX4_32_10)
+    return false;
+  return mode == tail_split::always ||
+         (version < first_whole_tails && ordering == CURAND_ORDERING_PSEUDO_DEFAULT);
+}
+
+bool splits_tail(tail_split mode, std::uint64_t offset, std::size_t count) {
+  return count % 4 != 0 && (mode == tail_split::always || (offset != 0 && offset % 4 == 0));
+}
+
 void check(curandStatus_t status, const char *routine) {
   switch (status) {
   case CURAND_STATUS_SUCCESS:

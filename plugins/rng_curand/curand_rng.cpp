@@ -7,12 +7,14 @@
 #include <cuplug/errors.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 namespace cuplug::plugins {
 namespace {
@@ -54,6 +56,16 @@ live_generators &live() {
   return *l;
 }
 
+// curandGetVersion of the cuRAND this process loaded.
+int library_version() {
+  static const int version = [] {
+    int v = 0;
+    curand::check(curandGetVersion(&v), "curandGetVersion");
+    return v;
+  }();
+  return version;
+}
+
 } // namespace
 
 void curand_rng::drop_context(CUcontext ctx) noexcept {
@@ -69,7 +81,8 @@ void curand_rng::drop_context(CUcontext ctx) noexcept {
 
 curand_rng::curand_rng(const options &opts)
     : type_(curand::generator_named(opts.get_string("generator", "philox"))),
-      ordering_(curand::ordering_named(opts.get_string("ordering", "default"), type_)) {
+      ordering_(curand::ordering_named(opts.get_string("ordering", "default"), type_)),
+      split_tails_(curand::tail_split_named(opts.get_string("split_tails", "auto"))) {
   seed_ = static_cast<std::uint64_t>(opts.get_int("seed", 0));
   const long long dims = opts.get_int("dimensions", 1);
   if (dims < 1 || dims > static_cast<long long>(sobol_dimensions) || (dims != 1 && !type_.quasi))
@@ -189,6 +202,28 @@ void curand_rng::do_generate(rng_distribution distribution, rng_dtype dtype, dev
   curandGenerator_t g = generator();
   if (!host_)
     curand::check(curandSetStream(g, reinterpret_cast<cudaStream_t>(stream)), "curandSetStream");
+  if (!curand::works_around_tails(split_tails_, library_version(), type_, ordering_)) {
+    generate_into(g, distribution, dtype, out, count, params);
+  } else {
+    // cuRAND's own position may be off after the last call: set it (curand_generators.hpp).
+    curand::check(curandSetGeneratorOffset(g, offset_), "curandSetGeneratorOffset");
+    if (curand::splits_tail(split_tails_, offset_, count))
+      generate_rounded(g, distribution, dtype, out, count, params, stream);
+    else
+      generate_into(g, distribution, dtype, out, count, params);
+  }
+  const bool pairs =
+      distribution == rng_distribution::normal || distribution == rng_distribution::lognormal;
+  // cuRAND's positions: points for a quasi generator (a point is `dimensions` values, stored
+  // dimension by dimension in each call), pairs for XORWOW / MRG32k3a normals.
+  if (type_.quasi)
+    offset_ += count / dimensions_;
+  else
+    offset_ += pairs && type_.pairs_advance ? count / 2 : count;
+}
+
+void curand_rng::generate_into(curandGenerator_t g, rng_distribution distribution, rng_dtype dtype,
+                               device_ptr out, std::size_t count, const rng_params &params) {
   const bool f64 = dtype == rng_dtype::float64;
   const auto mean_f = static_cast<float>(params.mean);
   const auto stddev_f = static_cast<float>(params.stddev);
@@ -233,14 +268,30 @@ void curand_rng::do_generate(rng_distribution distribution, rng_dtype dtype, dev
                   "curandGeneratePoisson");
     break;
   }
-  const bool pairs =
-      distribution == rng_distribution::normal || distribution == rng_distribution::lognormal;
-  // cuRAND's positions: points for a quasi generator (a point is `dimensions` values, stored
-  // dimension by dimension in each call), pairs for XORWOW / MRG32k3a normals.
-  if (type_.quasi)
-    offset_ += count / dimensions_;
-  else
-    offset_ += pairs && type_.pairs_advance ? count / 2 : count;
+}
+
+void curand_rng::generate_rounded(curandGenerator_t g, rng_distribution distribution,
+                                  rng_dtype dtype, device_ptr out, std::size_t count,
+                                  const rng_params &params, CUstream stream) {
+  const std::size_t rounded = count + (4 - count % 4) % 4;
+  const std::size_t item = dtype == rng_dtype::float64 || dtype == rng_dtype::uint64 ? 8 : 4;
+  if (host_) {
+    std::vector<unsigned char> all(rounded * item);
+    generate_into(g, distribution, dtype, reinterpret_cast<std::uintptr_t>(all.data()), rounded,
+                  params);
+    std::memcpy(reinterpret_cast<unsigned char *>(out), all.data(), count * item);
+    return;
+  }
+  CUdeviceptr all = 0;
+  CUPLUG_CALL(cuMemAllocAsync, &all, rounded * item, stream);
+  try {
+    generate_into(g, distribution, dtype, static_cast<device_ptr>(all), rounded, params);
+    CUPLUG_CALL(cuMemcpyDtoDAsync, static_cast<CUdeviceptr>(out), all, count * item, stream);
+  } catch (...) {
+    (void)driver().cuMemFreeAsync(all, stream);
+    throw;
+  }
+  CUPLUG_CALL(cuMemFreeAsync, all, stream);
 }
 
 std::size_t curand_rng::do_table_size(rng_table table) const {

@@ -14,7 +14,8 @@ namespace cuplug::plugins {
 // Options: generator (philox, the default, xorwow, mrg32k3a, mtgp32, mt19937, sobol32,
 // scrambled_sobol32, sobol64, scrambled_sobol64), seed (default 0; the Sobol generators have
 // none), ordering (default, best, seeded, legacy, dynamic), dimensions (Sobol, 1 to 20000),
-// memory ("device", the default, or "host": cuRAND's host generator filling host memory).
+// memory ("device", the default, or "host": cuRAND's host generator filling host memory),
+// split_tails ("auto", the default, "always", "never": curand_generators.hpp, tail_split).
 //
 // The cuRAND generator is made in the first context that generates and made again (seed and
 // offset carried over) when another context asks; every call sets its stream. offset() is
@@ -48,11 +49,20 @@ private:
   // The cuRAND generator for the current context (device) or the host generator, made with the
   // settings below when missing.
   curandGenerator_t generator();
+  // One curandGenerate* call for `count` values at cuRAND's current position.
+  void generate_into(curandGenerator_t g, rng_distribution distribution, rng_dtype dtype,
+                     device_ptr out, std::size_t count, const rng_params &params);
+  // `count` values from a call of a multiple of 4 values into scratch memory (tail_split):
+  // one call's values (a longer call begins with the same values), none left unwritten.
+  void generate_rounded(curandGenerator_t g, rng_distribution distribution, rng_dtype dtype,
+                        device_ptr out, std::size_t count, const rng_params &params,
+                        CUstream stream);
   void make(unsigned long long context);
   void release() noexcept;
 
   const curand::generator_type &type_;
   curandOrdering_t ordering_;
+  curand::tail_split split_tails_;
   unsigned dimensions_ = 1;
   bool host_ = false;
   std::uint64_t seed_ = 0;

@@ -41,6 +41,11 @@ def test_use_switches_the_rng_backend_and_using_puts_it_back(clean_selection):
 
 @pytest.mark.parametrize("seed", [0, 2**64 - 1, 20241124])
 def test_philox_and_curands_philox_give_the_same_values_call_after_call(seed):
+    if rng.backend("curand").library_version < 10304:
+        pytest.skip(
+            "cuRAND before 10.3.4 goes on otherwise after a double call on the same generator "
+            "(cuplug's streams start afresh there: test_curands_philox_tails_made_apart_...)"
+        )
     mine, theirs = host("philox"), host("curand", generator="philox")
     mine.seed(seed)
     theirs.seed(seed)
@@ -262,3 +267,47 @@ def test_host_paths_pass_the_distribution_tests(backend):
         counts = host_draw(g, "poisson", np.uint32, 400_000, lam=lam)
         statistic, dof, p = poisson_chi_square(counts, lam)
         assert p > alpha, f"Poisson({lam}): chi-square {statistic:.1f} on {dof} dof, p = {p}"
+
+
+@pytest.mark.parametrize(
+    ("distribution", "dtype", "params"),
+    [
+        ("uniform", np.float32, {}),
+        ("uniform", np.float64, {}),
+        ("raw_bits", np.uint32, {}),
+        ("normal", np.float32, {"mean": 0.5, "stddev": 2.0}),
+        ("normal", np.float64, {"mean": 0.5, "stddev": 2.0}),
+        ("lognormal", np.float32, {"mean": 0.5, "stddev": 2.0}),
+        ("lognormal", np.float64, {"mean": 0.5, "stddev": 2.0}),
+        ("poisson", np.uint32, {"lam": 6.0}),
+    ],
+)
+def test_curands_philox_tails_made_apart_are_one_calls_values(distribution, dtype, params):
+    # cuRAND 10.3.1 to 10.3.3 leave the last count % 4 values of a Philox call unwritten at
+    # offsets that are nonzero multiples of 4 (curand_generators.hpp); the plugin then makes the
+    # call as one of the next multiple of 4 values into scratch memory. split_tails="always"
+    # takes that path on any cuRAND: it must give one call's values (the philox plugin's, where
+    # it has the distribution) and leave the offset where one call would.
+    ref = host("philox") if distribution != "poisson" else host("curand", generator="philox")
+    split = host("curand", generator="philox", split_tails="always")
+    auto = host("curand", generator="philox")
+    pairs = distribution in ("normal", "lognormal")
+    counts = (2, 4, 6, 10, 14, 262150) if pairs else (1, 2, 3, 4, 5, 7, 13, 262151)
+    for offset in (0, 1, 2, 3, 4, 5, 8, 12, 1016, 1017, 4096, 65540):
+        for count in counts:
+            values = []
+            for g in (ref, split, auto):
+                g.offset = offset
+                first = host_draw(g, distribution, dtype, count, **params)
+                if dtype == np.float64:
+                    g.offset = g.offset  # what cuplug's streams do after a double call
+                after = host_draw(g, "uniform", np.float32, 5)
+                values.append((first.tobytes(), after.tobytes(), g.offset))
+            assert values[0] == values[1] == values[2], (offset, count)
+    assert split.offset == 65540 + counts[-1] + 5
+
+
+def test_split_tails_takes_three_values():
+    with pytest.raises(cuplug.config.ConfigError, match='split_tails must be "auto", "always" or'):
+        host("curand", generator="philox", split_tails="sometimes")
+    host("curand", generator="xorwow", split_tails="never")  # the other generators take it too
