@@ -35,9 +35,9 @@ curandOrdering_t ordering_named(const std::string &name, const generator_type &g
 //   at every such offset tried, 4 to 65540; 10.3.1's device generator at 1016 on an H200);
 // - after a call of a count that is not a multiple of 4 the next one does not start where it
 //   ended (after one value at offset 1 the next call began at offset 1 again).
-// 10.3.4 and later (10.4 too) have neither. With the faulty ones the plugin sets the offset before each
-// Philox call, and makes a call that would lose its tail as one of the next multiple of 4 values
-// into scratch memory, of which it keeps `count`: a longer call begins with the values of a
+// 10.3.4 and later (10.4 too) have neither. With the faulty ones the plugin sets the offset before
+// each Philox call, and makes a call that would lose its tail as one of the next multiple of 4
+// values into scratch memory, of which it keeps `count`: a longer call begins with the values of a
 // shorter one (cuRAND 10.4 and 10.3.1, every distribution, up to a million values), and a call
 // of a multiple of 4 values is whole. `split_tails`: "auto" with the faulty ones, "always" (any
 // cuRAND: what the tests use to check the workaround), "never". After a double call, 10.3.1's next
