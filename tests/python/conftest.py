@@ -202,6 +202,12 @@ def _driver_of(item) -> str | None:
     return DRIVER_MODE
 
 
+def _fake_only_reason() -> str:
+    return (
+        f"needs the fake CUDA driver; this session uses {DRIVER_MODE.upper()}: {DRIVER_DESCRIPTION}"
+    )
+
+
 def _skip_reason(item) -> str | None:
     if item.get_closest_marker("real_gpu") and DRIVER_MODE != REAL:
         if DRIVER_MODE == FAKE:
@@ -209,6 +215,11 @@ def _skip_reason(item) -> str | None:
         return f"needs a real GPU: {DRIVER_DESCRIPTION}"
     if item.get_closest_marker("gpu") and DRIVER_MODE == NONE:
         return f"needs a CUDA device: {DRIVER_DESCRIPTION}"
+    if "fake" in item.fixturenames and DRIVER_MODE != FAKE:
+        # At collection, before fixtures: a fake-driver test on a real GPU made and destroyed a
+        # context (its ctx fixture) only to skip in `fake`; hundreds of those in a row preceded
+        # both memcheck crashes inside cuCtxDestroy (H200, 2026-11-28).
+        return _fake_only_reason()
     if (
         item.get_closest_marker("alone")
         and DRIVER_MODE == REAL
@@ -370,10 +381,7 @@ def fake() -> fakecuda.FakeCuda:
     test; nothing else is reset, so cuplug's contexts and allocations stay valid.
     """
     if DRIVER_MODE != FAKE:
-        pytest.skip(
-            f"needs the fake CUDA driver; this session uses {DRIVER_MODE.upper()}: "
-            f"{DRIVER_DESCRIPTION}"
-        )
+        pytest.skip(_fake_only_reason())
     control = _fake_control()
 
     def clear():
