@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import textwrap
 
 import pytest
 from support import fakecuda
+from support.subprocesses import run_python
 
 CODE = """
     import json
@@ -54,7 +53,7 @@ CODE = """
 """
 
 
-def test_curands_philox_of_cuda_12_0_gives_every_value():
+def test_curands_philox_of_cuda_12_0_gives_every_value(tmp_path):
     site = os.environ.get("CUPLUG_CURAND_OLD_SITE", "")
     if not (
         site and os.path.isfile(os.path.join(site, "nvidia", "curand", "lib", "libcurand.so.10"))
@@ -66,24 +65,15 @@ def test_curands_philox_of_cuda_12_0_gives_every_value():
         if os.environ.get("CUPLUG_REQUIRE_CU12") == "1":
             pytest.fail(why)
         pytest.skip(why)
-    env = dict(os.environ)
-    for var in ("CUDAToolkit_ROOT", "CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "CUPLUG_TOOLKIT_WHEELS"):
-        env.pop(var, None)
-    env.update(
+    out = run_python(
+        CODE,
+        tmp_path,
+        drop=("CUDAToolkit_ROOT", "CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "CUPLUG_TOOLKIT_WHEELS"),
         PYTHONPATH=os.pathsep.join(p for p in [*sys.path, site] if p),
         CUPLUG_CUDA_DRIVER=fakecuda.fake_driver_or_skip(),
         FAKE_CUDA_DRIVER_VERSION="12040",
-        CUPLUG_CONFIG="",
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CODE)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = json.loads(out.strip().splitlines()[-1])
     assert out["version"] == 10301, out  # the library with the fault, not another one
     assert out["never_wrong"] > out["cases"] // 2, (
         out
