@@ -215,7 +215,14 @@ export CUPLUG_CACHE_DIR="$build/kernel-cache"
 export CUPLUG_TEST_EXIT_TIMEOUT=20
 export PATH="/usr/local/cuda/bin:$PATH"
 # Several GPUs add a multi-GPU field to the summary (docs/multigpu.md); one GPU adds nothing.
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+# CUDA_VISIBLE_DEVICES (indices) gives a part its GPUs, so parts can run at once on one machine
+# (on four GPUs: `sanitize` on 0,1 beside `cu12` on 2 and `compat` on 3).
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  IFS=, read -ra devices <<<"$CUDA_VISIBLE_DEVICES"
+else
+  mapfile -t devices < <(nvidia-smi -L 2>/dev/null | grep '^GPU ' | sed -E 's/^GPU ([0-9]+):.*/\1/')
+fi
+gpus=${#devices[@]}
 
 # --- build ------------------------------------------------------------------------------------
 if [ -n "$reuse" ]; then
@@ -417,8 +424,9 @@ fi # tests: ctest and pytest
 # for children crashed it). On one H200 the four groups one after the other need about 12
 # minutes, more than one command may take, and four at once on one GPU were no faster: there,
 # `sanitize1` runs groups 1 and 2 and `sanitize2` groups 3 and 4, a pass is both. With two GPUs
-# or more (and CUDA_VISIBLE_DEVICES unset), `sanitize` runs all four in one command, one chain of
-# groups per GPU at once (groups 1 and 3 on GPU 0, 2 and 4 on GPU 1). -v names every test, so a
+# or more (all of the machine's, or those CUDA_VISIBLE_DEVICES names), `sanitize` runs all four in
+# one command, one chain of groups per GPU at once (groups 1 and 3 on the first, 2 and 4 on the
+# second). -v names every test, so a
 # time-out still says which ones ran and which failed.
 # sanitize_group G LIMIT GPU: memcheck over group G's files (GPU: its CUDA_VISIBLE_DEVICES, or
 # empty), within LIMIT seconds; writes sanitizer-G.log and the outcome to sanitizer-G.result.
@@ -487,7 +495,7 @@ else
   esac
   rm -f "$out"/sanitizer-*.result
   chains=1
-  if [ "${gpus:-0}" -gt 1 ] && [ -z "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  if [ "${gpus:-0}" -gt 1 ]; then
     chains=$gpus
     [ "$chains" -gt ${#mine[@]} ] && chains=${#mine[@]}
   fi
@@ -497,7 +505,7 @@ else
     for ((c = 0; c < chains; c++)); do
       chain=()
       for n in "${!mine[@]}"; do [ $((n % chains)) -eq $c ] && chain+=("${mine[$n]}"); done
-      (sanitize_chain "$c" "${chain[@]}") &
+      (sanitize_chain "${devices[$c]}" "${chain[@]}") &
     done
     wait
   fi
