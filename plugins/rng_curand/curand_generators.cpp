@@ -107,12 +107,10 @@ tail_split tail_split_named(const std::string &name) {
                      name + "\"");
 }
 
-bool works_around_tails(tail_split mode, int version, const generator_type &g,
-                        curandOrdering_t ordering) {
+bool works_around_tails(tail_split mode, int version, const generator_type &g) {
   if (mode == tail_split::never || g.type != CURAND_RNG_PSEUDO_PHILOX4_32_10)
     return false;
-  return mode == tail_split::always ||
-         (version < first_whole_tails && ordering == CURAND_ORDERING_PSEUDO_DEFAULT);
+  return mode == tail_split::always || version < first_whole_tails;
 }
 
 bool splits_tail(tail_split mode, std::uint64_t offset, std::size_t count) {

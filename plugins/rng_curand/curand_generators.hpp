@@ -29,7 +29,8 @@ bool supports(const generator_type &g, rng_distribution distribution, rng_dtype 
 // config_error for other names or one that does not apply to the generator.
 curandOrdering_t ordering_named(const std::string &name, const generator_type &g);
 
-// cuRAND 10.3.1 to 10.3.3 (CUDA 12.0 to 12.2) get Philox positions wrong, and say success:
+// cuRAND 10.3.1 to 10.3.3 (CUDA 12.0 to 12.2) get Philox positions wrong, and say success, in
+// every ordering (default, best and legacy, which give Philox the same values):
 // - a call that starts at an offset that is a nonzero multiple of 4 leaves its last count % 4
 //   values unwritten: uniform, double, raw bits and normal values alike (their host generators
 //   at every such offset tried, 4 to 65540; 10.3.1's device generator at 1016 on an H200);
@@ -48,8 +49,7 @@ tail_split tail_split_named(const std::string &name);
 // The first cuRAND without the fault (its version number, curandGetVersion).
 constexpr int first_whole_tails = 10304; // 10.3.4
 // Whether calls of this generator go around the fault.
-bool works_around_tails(tail_split mode, int version, const generator_type &g,
-                        curandOrdering_t ordering);
+bool works_around_tails(tail_split mode, int version, const generator_type &g);
 // Whether a call of `count` values at `offset` is made as a rounded-up one.
 bool splits_tail(tail_split mode, std::uint64_t offset, std::size_t count);
 

@@ -202,7 +202,7 @@ void curand_rng::do_generate(rng_distribution distribution, rng_dtype dtype, dev
   curandGenerator_t g = generator();
   if (!host_)
     curand::check(curandSetStream(g, reinterpret_cast<cudaStream_t>(stream)), "curandSetStream");
-  if (!curand::works_around_tails(split_tails_, library_version(), type_, ordering_)) {
+  if (!curand::works_around_tails(split_tails_, library_version(), type_)) {
     generate_into(g, distribution, dtype, out, count, params);
   } else {
     // cuRAND's own position may be off after the last call: set it (curand_generators.hpp).
