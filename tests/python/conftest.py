@@ -276,6 +276,20 @@ def _real_gpu_spelling_problems(items) -> list[str]:
 _OUTCOMES: dict[str | None, collections.Counter] = collections.defaultdict(collections.Counter)
 
 
+def _deselect_listed(config, items):
+    """Leaves out the tests named in the file CUPLUG_DESELECT_FILE (node ids, one a line):
+    tools/gpu_check.sh resumes a memcheck group after a crash with the tests that ran before."""
+    path = os.environ.get("CUPLUG_DESELECT_FILE")
+    if not path:
+        return
+    with open(path, encoding="utf-8") as f:
+        listed = {line.rstrip("\n") for line in f if line.strip()}
+    gone = [item for item in items if item.nodeid in listed]
+    if gone:
+        config.hook.pytest_deselected(items=gone)
+        items[:] = [item for item in items if item.nodeid not in listed]
+
+
 def pytest_collection_modifyitems(config, items):
     problems = _real_gpu_spelling_problems(items)
     if problems:
@@ -283,6 +297,7 @@ def pytest_collection_modifyitems(config, items):
             "real-GPU tests spelled otherwise than tests/README.md says:\n  "
             + "\n  ".join(problems)
         )
+    _deselect_listed(config, items)
     for item in items:
         reason = _skip_reason(item)
         if reason:

@@ -54,3 +54,28 @@ def test_a_python_outside_a_venv_gets_its_own_venv_and_one_inside_is_used_as_is(
     out, err = ensure_deps(venv / "bin" / "python", other)
     assert out == f"{venv}/bin/python\n"
     assert not other.exists() and "making a virtual environment" not in err
+
+
+def test_a_deselect_file_leaves_out_the_tests_it_names(tmp_path):
+    # tools/gpu_check.sh resumes a crashed memcheck group with the tests that ran before listed
+    # in CUPLUG_DESELECT_FILE (tests/python/conftest.py); ids with spaces and brackets included.
+    target = "tests/python/package/test_dev_scripts.py"
+    listed = [
+        f"{target}::test_a_deselect_file_leaves_out_the_tests_it_names",
+        f"{target}::test_no_such_test[a b]",
+    ]
+    (tmp_path / "done.txt").write_text("\n".join(listed) + "\n")
+    env = dict(os.environ, CUPLUG_DESELECT_FILE=str(tmp_path / "done.txt"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+         f"{target}::test_a_deselect_file_leaves_out_the_tests_it_names"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert "1 deselected" in proc.stdout, proc.stdout + proc.stderr
+    env.pop("CUPLUG_DESELECT_FILE")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+         f"{target}::test_a_deselect_file_leaves_out_the_tests_it_names"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert "1 test collected" in proc.stdout, proc.stdout + proc.stderr
