@@ -60,22 +60,18 @@ def test_a_deselect_file_leaves_out_the_tests_it_names(tmp_path):
     # tools/gpu_check.sh resumes a crashed memcheck group with the tests that ran before listed
     # in CUPLUG_DESELECT_FILE (tests/python/conftest.py); ids with spaces and brackets included.
     target = "tests/python/package/test_dev_scripts.py"
-    listed = [
-        f"{target}::test_a_deselect_file_leaves_out_the_tests_it_names",
-        f"{target}::test_no_such_test[a b]",
-    ]
-    (tmp_path / "done.txt").write_text("\n".join(listed) + "\n")
-    env = dict(os.environ, CUPLUG_DESELECT_FILE=str(tmp_path / "done.txt"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
-         f"{target}::test_a_deselect_file_leaves_out_the_tests_it_names"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert "1 deselected" in proc.stdout, proc.stdout + proc.stderr
-    env.pop("CUPLUG_DESELECT_FILE")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
-         f"{target}::test_a_deselect_file_leaves_out_the_tests_it_names"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert "1 test collected" in proc.stdout, proc.stdout + proc.stderr
+    me = f"{target}::test_a_deselect_file_leaves_out_the_tests_it_names"
+    (tmp_path / "done.txt").write_text(f"{me}\n{target}::test_no_such_test[a b]\n")
+
+    def collect(**env):
+        base = {k: v for k, v in os.environ.items() if k != "CUPLUG_DESELECT_FILE"}
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", me],
+            cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        return proc.stdout + proc.stderr
+
+    out = collect(CUPLUG_DESELECT_FILE=str(tmp_path / "done.txt"))
+    assert "1 deselected" in out, out
+    out = collect()
+    assert "1 test collected" in out, out
