@@ -216,13 +216,16 @@ def test_precompiled_headers_made_with_other_options_compile_quietly():
     """NVRTC's automatic PCH is one per process: kernels compiled with other options (with and
     without -minimal, other defines) must not warn that the header was made differently."""
     _nvrtc()
+    from cuplug._kernels.engine import pch_options
+
+    if not pch_options():
+        pytest.skip("this NVRTC has no automatic precompiled header (12.8 and newer): none is made")
     source = (
         "#include <cuda/std/complex>\n"
         "__global__ void k_%d(cuda::std::complex<float> *p) { p[0] *= p[0]; }\n"
     )
     for k, extra in enumerate(([], ["-minimal"], ["-DCUPLUG_TEST_PCH=1"], [])):
         from cuplug import compiler
-        from cuplug._kernels.engine import PCH_OPTIONS
 
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -232,7 +235,7 @@ def test_precompiled_headers_made_with_other_options_compile_quietly():
                 arch="sm_90",
                 no_extern_c=True,
                 cache_dir=False,
-                options=PCH_OPTIONS + extra,
+                options=pch_options() + extra,
             )
 
 

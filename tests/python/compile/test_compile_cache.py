@@ -217,7 +217,15 @@ def test_every_ingredient_changes_the_key(tmp_path):
         "include dirs": dict(include_dirs=[str(tmp_path / "moved")]),
     }
     for what, change in variants.items():
-        assert _cc.CompileRequest(**{**base, **change}).key() != k0, what
+        try:
+            key = _cc.CompileRequest(**{**base, **change}).key()
+        except drv.ConfigError as e:
+            # The nvcc backend's key holds its version: without an nvcc for this toolkit (NVIDIA's
+            # CUDA 12 wheels bring none) there is no such key to tell apart.
+            if change.get("backend") == "nvcc" and "nvcc not found" in str(e):
+                continue
+            raise
+        assert key != k0, what
 
 
 def old_file(path, text):
