@@ -274,7 +274,7 @@ void curand_rng::generate_rounded(curandGenerator_t g, rng_distribution distribu
                                   rng_dtype dtype, device_ptr out, std::size_t count,
                                   const rng_params &params, CUstream stream) {
   const std::size_t rounded = count + (4 - count % 4) % 4;
-  const std::size_t item = dtype == rng_dtype::float64 || dtype == rng_dtype::uint64 ? 8 : 4;
+  const std::size_t item = size_of(dtype);
   if (host_) {
     std::vector<unsigned char> all(rounded * item);
     generate_into(g, distribution, dtype, reinterpret_cast<std::uintptr_t>(all.data()), rounded,
