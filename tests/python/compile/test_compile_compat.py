@@ -98,6 +98,19 @@ def test_everyday_pycuda_kernel_with_standard_headers_compiles_under_nvrtc():
     assert nvrtc(EVERYDAY).startswith(b"\x7fELF")
 
 
+def test_cstring_gives_memcpy_and_memset_in_std_under_nvrtc():
+    # CCCL 12.9 (the cu12 wheels) has no <cuda/std/cstring>: the builtins serve std:: there.
+    src = r"""
+#include <cstring>
+__global__ void k(char *a, const char *b, int n) {
+  std::memcpy(a, b, n);
+  std::memset(a, 0, 1);
+  memcpy(a + 1, b, 1);
+}
+"""
+    assert nvrtc(src).startswith(b"\x7fELF")
+
+
 @pytest.mark.parametrize("order", [("math.h", "cmath"), ("cmath", "math.h")])
 def test_math_h_and_cmath_together_in_either_order_without_warnings(order):
     src = "".join(f"#include <{h}>\n" for h in order)
