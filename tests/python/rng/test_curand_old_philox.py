@@ -27,6 +27,9 @@ CODE = """
 
     def draw(g, offset, distribution, dtype, count):
         g.offset = offset
+        return draw_on(g, distribution, dtype, count)
+
+    def draw_on(g, distribution, dtype, count):  # where g is
         out = np.full(count, 7, dtype)
         params = {"mean": 0.0, "stddev": 1.0} if "normal" in distribution else {}
         g.generate(distribution, np.dtype(dtype).name, out.ctypes.data, count, **params)
@@ -51,6 +54,24 @@ CODE = """
                 out["auto_wrong"].append(repr(case))
         out["never_wrong"] += draw(never, *case) != want
     out["cases"] = len(cases)
+    # A sequence of calls as in test_rng_gpu.py's bit-for-bit test, starting afresh after each
+    # float64 call (what the plugin promises there), against the philox plugin's host path.
+    out["sequence_wrong"] = []
+    # (counts past 65536 groups of 4: a float64 call's mark on cuRAND's 65536 streams shows)
+    calls = [("raw_bits", "uint32", (1 << 22) + 3), ("uniform", "float32", 1000001),
+             ("uniform", "float64", 262147), ("normal", "float32", (1 << 21) + 2),
+             ("normal", "float64", 300002), ("lognormal", "float32", 65538),
+             ("lognormal", "float64", 6), ("uniform", "float32", 5)]
+    for seed in (0, 2**64 - 1):
+        for g in (ref, auto):
+            g.seed(seed)
+        for distribution, dtype, count in calls:
+            if draw_on(ref, distribution, dtype, count) != draw_on(auto, distribution, dtype,
+                                                                    count):
+                out["sequence_wrong"].append(repr((seed, distribution, dtype, count)))
+            if dtype == "float64":
+                for g in (ref, auto):
+                    g.offset = g.offset
     print(json.dumps(out))
 """
 
@@ -81,3 +102,4 @@ def test_curands_philox_of_cuda_12_0_gives_every_value(tmp_path):
         out
     )  # the fault is there without the plugin's way
     assert out["auto_wrong"] == [], out  # and with it, every value is one call's
+    assert out["sequence_wrong"] == [], out  # and calls in a row give the plugin's values

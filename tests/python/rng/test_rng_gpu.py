@@ -44,11 +44,19 @@ def test_philox_kernels_equal_curands_device_philox_bit_for_bit(gpu_ctx, seed):
         ("lognormal", np.float64, 6, {"mean": 0.0, "stddev": 1.0}),
         ("uniform", np.float32, 5, {}),
     ]
+    # cuRAND 10.3.1-10.3.3 (the cu12 extra's oldest) go on after a float64 call otherwise than
+    # later ones, and the curand plugin's way around their fault sets the offset before each call
+    # (curand_generators.hpp): there both generators start afresh after a float64 call, as
+    # cuplug's streams do (cuplug/_rng/stream.py). Later cuRANDs run the whole sequence.
+    afresh = theirs.library_version < 10304
     for g in (mine, theirs):
         g.seed(seed)
     for distribution, dtype, count, params in calls:
         a = draw(mine, distribution, dtype, count, **params)
         b = draw(theirs, distribution, dtype, count, **params)
+        if afresh and np.dtype(dtype) == np.float64:
+            for g in (mine, theirs):
+                g.offset = g.offset
         if a.tobytes() != b.tobytes():
             first = np.flatnonzero(a.view(np.uint8) != b.view(np.uint8))[0] // a.itemsize
             pytest.fail(
