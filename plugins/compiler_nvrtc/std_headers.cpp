@@ -141,9 +141,10 @@ std::vector<std_header> make() {
   h.push_back({"cstdlib", libcu("cstdlib")});
   // libcu++'s <cuda/std/cstring> came in CCCL 13; before it (CCCL 12.9, the cu12 wheels) the
   // builtins memcpy and memset are what std:: gets.
-  h.push_back({"cstring", std::string("#pragma once\n#if __has_include(<cuda/std/cstring>)\n") +
-                              "#include <cuda/std/cstring>\n" + kStdAlias +
-                              "#else\nnamespace std { using ::memcpy; using ::memset; }\n#endif\n"});
+  h.push_back(
+      {"cstring", std::string("#pragma once\n#if __has_include(<cuda/std/cstring>)\n") +
+                      "#include <cuda/std/cstring>\n" + kStdAlias +
+                      "#else\nnamespace std { using ::memcpy; using ::memset; }\n#endif\n"});
   h.push_back({"cassert", "#pragma once\n#include <cuda/std/cassert>\n"});
   h.push_back({"climits", "#pragma once\n#include <cuda/std/climits>\n"});
   h.push_back({"cfloat", kFloatLimits});
