@@ -1,7 +1,7 @@
-// Reads PTX text for what the loader needs: kernels (.entry) with their parameter layout,
-// launch bounds and static shared memory, and module-scope .global / .const variables with
-// their sizes and initial values.
+// Reads PTX for what the loader needs: kernels (.entry) with their parameter layout, launch
+// bounds and static shared memory; module-scope .global / .const variables, sizes and values.
 #include "module_image.hpp"
+#include "ptx_tokens.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -12,80 +12,7 @@
 namespace fake {
 namespace {
 
-struct token {
-  std::string text;
-  int line;
-};
-
-// Splits PTX into tokens: directives and identifiers (".entry", "%r1", "$str", "_Z3addPf"),
-// numbers, strings and single punctuation characters; comments are dropped.
-std::vector<token> tokenize(const std::string &s) {
-  std::vector<token> out;
-  int line = 1;
-  size_t i = 0, n = s.size();
-  auto ident_char = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.' ||
-           c == '%';
-  };
-  while (i < n) {
-    char c = s[i];
-    if (c == '\n') {
-      ++line;
-      ++i;
-    } else if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-    } else if (c == '/' && i + 1 < n && s[i + 1] == '/') {
-      while (i < n && s[i] != '\n')
-        ++i;
-    } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-      i += 2;
-      while (i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'))
-        line += s[i++] == '\n';
-      i += 2;
-    } else if (c == '"') {
-      size_t j = i + 1;
-      while (j < n && s[j] != '"' && s[j] != '\n')
-        j += s[j] == '\\' ? 2 : 1;
-      out.push_back({s.substr(i, j + 1 - i), line});
-      i = j + 1;
-    } else if (ident_char(c) || c == '-' || c == '+') {
-      size_t j = i + 1;
-      while (j < n && ident_char(s[j]))
-        ++j;
-      out.push_back({s.substr(i, j - i), line});
-      i = j;
-    } else {
-      out.push_back({std::string(1, c), line});
-      ++i;
-    }
-  }
-  return out;
-}
-
-// Size of a PTX fundamental type; 0 when `t` is not one.
-size_t type_size(const std::string &t) {
-  static const std::pair<const char *, size_t> sizes[] = {
-      {".b8", 1},    {".u8", 1},     {".s8", 1},     {".b16", 2},    {".u16", 2}, {".s16", 2},
-      {".f16", 2},   {".bf16", 2},   {".b32", 4},    {".u32", 4},    {".s32", 4}, {".f32", 4},
-      {".f16x2", 4}, {".bf16x2", 4}, {".tf32", 4},   {".b64", 8},    {".u64", 8}, {".s64", 8},
-      {".f64", 8},   {".b128", 16},  {".e4m3x2", 2}, {".e5m2x2", 2}, {".pred", 1}};
-  for (const auto &[name, size] : sizes)
-    if (t == name)
-      return size;
-  return 0;
-}
-
-size_t align_up(size_t n, size_t a) { return a ? (n + a - 1) / a * a : n; }
-
-bool parse_number(const std::string &t, unsigned long long &v) {
-  if (t.empty() || !std::isdigit(static_cast<unsigned char>(t[0])))
-    return false;
-  char *end = nullptr;
-  v = std::strtoull(t.c_str(), &end, 0);
-  if (*end == 'U' || *end == 'u')
-    ++end;
-  return *end == '\0';
-}
+using namespace ptx; // tokens, type sizes, numbers (ptx_tokens.hpp)
 
 // A declaration `[.align N] [.v2|.v4] .type name[dims] [= init]`, as used for parameters,
 // variables and shared arrays.

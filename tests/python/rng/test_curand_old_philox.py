@@ -29,7 +29,7 @@ CODE = """
         g.offset = offset
         return draw_on(g, distribution, dtype, count)
 
-    def draw_on(g, distribution, dtype, count):  # where g is
+    def draw_on(g, distribution, dtype, count):  # at the offset g has reached
         out = np.full(count, 7, dtype)
         params = {"mean": 0.0, "stddev": 1.0} if "normal" in distribution else {}
         g.generate(distribution, np.dtype(dtype).name, out.ctypes.data, count, **params)
